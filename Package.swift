@@ -1,0 +1,65 @@
+// swift-tools-version: 6.0
+// The package: C libraries behind thin system-library modules, one small C
+// shim, then one Swift target per layer (see docs/architecture.md).
+import PackageDescription
+
+/// A system-library module for one C library, found with pkg-config and
+/// installed from Debian by scripts/setup.sh.
+func cLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
+    .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt(apt)])
+}
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "carrier-rtc",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "CarrierNode", targets: ["CarrierNode"]),
+        .executable(name: "carrier", targets: ["CarrierCLI"]),
+    ],
+    targets: [
+        // C modules: no Swift code, only module maps over the real headers.
+        cLibrary("CToxcore", pkgConfig: "toxcore", apt: ["libtoxcore-dev"]),
+        cLibrary("CSodium", pkgConfig: "libsodium", apt: ["libsodium-dev"]),
+        cLibrary("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"]),
+        cLibrary("CSrtp", pkgConfig: "libsrtp2", apt: ["libsrtp2-dev"]),
+        cLibrary("CUsrsctp", pkgConfig: "usrsctp", apt: ["libusrsctp-dev"]),
+        cLibrary("CNice", pkgConfig: "nice", apt: ["libnice-dev"]),
+        cLibrary("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
+        cLibrary("CVpx", pkgConfig: "vpx", apt: ["libvpx-dev"]),
+        // Forwards for macros and variadic C calls (opus/vpx controls, g_object_set).
+        .target(name: "CShim", dependencies: ["COpus", "CVpx", "CNice"]),
+
+        // The P2P node on toxcore: identity, friends, messages, invites, groups.
+        .target(
+            name: "CarrierNode",
+            dependencies: ["CToxcore", "CSodium", "COpenSSL"],
+            swiftSettings: strict),
+
+        // The `carrier` command.
+        .executableTarget(
+            name: "CarrierCLI",
+            dependencies: ["CarrierNode"],
+            swiftSettings: strict),
+
+        .testTarget(
+            name: "CLibraryTests",
+            dependencies: [
+                "CToxcore", "CSodium", "COpenSSL", "CSrtp", "CUsrsctp", "CNice", "COpus", "CVpx", "CShim",
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CarrierNodeTests",
+            dependencies: ["CarrierNode"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "NodeNetworkTests",
+            dependencies: ["CarrierNode"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["CarrierCLI"],
+            swiftSettings: strict),
+    ]
+)

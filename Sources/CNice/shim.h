@@ -1,0 +1,1 @@
+#include <nice/agent.h>

@@ -1,0 +1,30 @@
+// cshim: the few C calls Swift cannot make directly, because they are
+// macros or variadic functions in the libraries' headers. Every function here
+// is a one-line forward; logic belongs in Swift.
+#ifndef CSHIM_H
+#define CSHIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <opus/opus.h>
+#include <vpx/vpx_encoder.h>
+#include <glib-object.h>
+
+// opus_encoder_ctl is variadic (OPUS_SET_* macros expand to request, value).
+int cshim_opus_set_bitrate(OpusEncoder *enc, int32_t bitsPerSecond);
+int cshim_opus_set_inband_fec(OpusEncoder *enc, bool enabled);
+int cshim_opus_set_packet_loss_perc(OpusEncoder *enc, int32_t percent);
+int cshim_opus_set_dtx(OpusEncoder *enc, bool enabled);
+int cshim_opus_get_lookahead(OpusEncoder *enc, int32_t *samples);
+
+// vpx_codec_control is a macro over the variadic vpx_codec_control_.
+vpx_codec_err_t cshim_vpx_control_int(vpx_codec_ctx_t *ctx, int controlId, int value);
+
+// g_object_set is variadic and NULL-terminated.
+void cshim_g_object_set_bool(gpointer object, const char *property, bool value);
+void cshim_g_object_set_uint(gpointer object, const char *property, unsigned int value);
+void cshim_g_object_set_string(gpointer object, const char *property, const char *value);
+bool cshim_g_object_get_bool(gpointer object, const char *property);
+
+#endif

@@ -1,0 +1,1 @@
+#include <tox/tox.h>

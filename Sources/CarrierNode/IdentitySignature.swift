@@ -1,0 +1,129 @@
+import COpenSSL
+import CSodium
+
+/// Identity signatures with the node's X25519 key: the curve25519-sign
+/// convention (XEdDSA with the Ed25519 sign bit carried in the top bit of
+/// signature byte 63), byte-compatible with the Carrier AgentNet fork and
+/// curve25519-js (wire notes §8.3). Verification needs only a user id.
+public enum IdentitySignature {
+    public static let signatureSize = 64
+    public static let secretKeySize = 32
+
+    public enum SignError: Error, Equatable, CustomStringConvertible {
+        case emptyMessage
+        case badSecretKey
+        case badRandom
+
+        public var description: String {
+            switch self {
+            case .emptyMessage: "refusing to sign an empty message"
+            case .badSecretKey: "the secret key must be 32 bytes"
+            case .badRandom: "the signing randomness must be 64 bytes"
+            }
+        }
+    }
+
+    /// Signs `message` with a fresh 64-byte random Z.
+    public static func sign(message: [UInt8], secretKey: [UInt8]) throws(SignError) -> [UInt8] {
+        var random = [UInt8](repeating: 0, count: 64)
+        randombytes_buf(&random, 64)
+        return try sign(message: message, secretKey: secretKey, random: random)
+    }
+
+    /// Deterministic signing with a given Z, for the test vectors.
+    public static func sign(message: [UInt8], secretKey: [UInt8], random: [UInt8]) throws(SignError) -> [UInt8] {
+        guard !message.isEmpty else { throw .emptyMessage }
+        guard secretKey.count == secretKeySize else { throw .badSecretKey }
+        guard random.count == 64 else { throw .badRandom }
+        _ = sodium_init()
+
+        var a = secretKey
+        a[0] &= 248
+        a[31] &= 127
+        a[31] |= 64
+        var publicPoint = [UInt8](repeating: 0, count: 32)
+        _ = crypto_scalarmult_ed25519_base_noclamp(&publicPoint, a)
+
+        // r = SHA512(0xFE || 0xFF*31 || a || msg || Z) mod L
+        let prefix: [UInt8] = [0xFE] + [UInt8](repeating: 0xFF, count: 31)
+        let r = reduce(sha512(prefix, a, message, random))
+        var nonce = [UInt8](repeating: 0, count: 32)
+        _ = crypto_scalarmult_ed25519_base_noclamp(&nonce, r)
+
+        // h = SHA512(R || A || msg) mod L; s = r + h*a mod L
+        let h = reduce(sha512(nonce, publicPoint, message))
+        let aReduced = reduce(a + [UInt8](repeating: 0, count: 32))
+        var ha = [UInt8](repeating: 0, count: 32)
+        crypto_core_ed25519_scalar_mul(&ha, h, aReduced)
+        var s = [UInt8](repeating: 0, count: 32)
+        crypto_core_ed25519_scalar_add(&s, r, ha)
+
+        var signature = nonce + s
+        signature[63] |= publicPoint[31] & 0x80
+        sodium_memzero(&a, a.count)
+        return signature
+    }
+
+    /// Checks a signature against an X25519 public key.
+    public static func verify(message: [UInt8], signature: [UInt8], publicKey: [UInt8]) -> Bool {
+        guard signature.count == signatureSize, publicKey.count == 32,
+            var edwardsKey = edwardsY(fromMontgomeryU: publicKey)
+        else { return false }
+        _ = sodium_init()
+        edwardsKey[31] |= signature[63] & 0x80
+        var plain = signature
+        plain[63] &= 0x7F
+        return crypto_sign_ed25519_verify_detached(plain, message, UInt64(message.count), edwardsKey) == 0
+    }
+
+    public static func verify(message: [UInt8], signature: [UInt8], userId: UserId) -> Bool {
+        verify(message: message, signature: signature, publicKey: userId.publicKey)
+    }
+
+    /// The X25519 public key for a secret key.
+    public static func publicKey(secretKey: [UInt8]) -> [UInt8]? {
+        guard secretKey.count == secretKeySize else { return nil }
+        _ = sodium_init()
+        var publicKey = [UInt8](repeating: 0, count: 32)
+        guard crypto_scalarmult_curve25519_base(&publicKey, secretKey) == 0 else { return nil }
+        return publicKey
+    }
+
+    private static func sha512(_ parts: [UInt8]...) -> [UInt8] {
+        var state = crypto_hash_sha512_state()
+        crypto_hash_sha512_init(&state)
+        for part in parts { crypto_hash_sha512_update(&state, part, UInt64(part.count)) }
+        var digest = [UInt8](repeating: 0, count: 64)
+        crypto_hash_sha512_final(&state, &digest)
+        return digest
+    }
+
+    private static func reduce(_ wide: [UInt8]) -> [UInt8] {
+        var scalar = [UInt8](repeating: 0, count: 32)
+        crypto_core_ed25519_scalar_reduce(&scalar, wide)
+        return scalar
+    }
+
+    /// y = (u - 1) / (u + 1) mod 2^255 - 19, little-endian, sign bit clear.
+    /// libsodium keeps its field arithmetic private, so OpenSSL's BIGNUM does it.
+    static func edwardsY(fromMontgomeryU publicKey: [UInt8]) -> [UInt8]? {
+        var u = publicKey
+        u[31] &= 0x7F
+        guard let context = BN_CTX_new() else { return nil }
+        defer { BN_CTX_free(context) }
+        let p = BN_new(), bnU = BN_lebin2bn(u, 32, nil), one = BN_new()
+        let numerator = BN_new(), denominator = BN_new(), inverse = BN_new(), y = BN_new()
+        defer { [p, bnU, one, numerator, denominator, inverse, y].forEach { BN_free($0) } }
+        guard let p, let bnU, let one, let numerator, let denominator, let inverse, let y else { return nil }
+        // p = 2^255 - 19
+        guard BN_set_word(one, 1) == 1, BN_lshift(p, one, 255) == 1, BN_sub_word(p, 19) == 1,
+            BN_mod_sub(numerator, bnU, one, p, context) == 1,
+            BN_mod_add(denominator, bnU, one, p, context) == 1,
+            BN_mod_inverse(inverse, denominator, p, context) != nil,
+            BN_mod_mul(y, numerator, inverse, p, context) == 1
+        else { return nil }
+        var out = [UInt8](repeating: 0, count: 32)
+        guard BN_bn2lebinpad(y, &out, 32) == 32 else { return nil }
+        return out
+    }
+}
