@@ -1,0 +1,108 @@
+/// What a node tells its friends about itself: the profile, the client it
+/// runs and the profile extension, as in the reference SDK's CarrierUserInfo,
+/// CarrierClientInfo and CarrierProfileExt. It travels in the toxcore status
+/// message (at most 1007 bytes encoded) and the name also as the toxcore name.
+public struct UserInfo: Equatable, Sendable, Codable {
+    public var name: String = ""
+    public var description: String = ""
+    public var gender: String = ""
+    public var phone: String = ""
+    public var email: String = ""
+    public var region: String = ""
+    public var hasAvatar: Bool = false
+    public var client: ClientInfo = ClientInfo()
+    public var profile: ProfileExtension = ProfileExtension()
+
+    public init() {}
+
+    public struct ClientInfo: Equatable, Sendable, Codable {
+        public var protoVersion: UInt32 = 0
+        public var platform: String = ""
+        public var osVersion: String = ""
+        public var appVersion: String = ""
+        public init(protoVersion: UInt32 = 0, platform: String = "", osVersion: String = "", appVersion: String = "") {
+            self.protoVersion = protoVersion
+            self.platform = platform
+            self.osVersion = osVersion
+            self.appVersion = appVersion
+        }
+    }
+
+    public struct ProfileExtension: Equatable, Sendable, Codable {
+        public var avatarUrl: String = ""
+        public var url: String = ""
+        public var ens: String = ""
+        public var extra: String = ""
+        public init(avatarUrl: String = "", url: String = "", ens: String = "", extra: String = "") {
+            self.avatarUrl = avatarUrl
+            self.url = url
+            self.ens = ens
+            self.extra = extra
+        }
+    }
+
+    /// Carrier's per-field limits in UTF-8 bytes (wire notes §2.1).
+    public enum Limits {
+        public static let name = 63
+        public static let description = 127
+        public static let phone = 31
+        public static let email = 127
+        public static let region = 127
+        public static let gender = 31
+        public static let clientField = 63
+        public static let profileField = 255
+    }
+
+    /// Checks every field against its limit and the encoded size against the status message.
+    func validate() throws(CarrierError) {
+        let checks: [(String, String, Int)] = [
+            ("name", name, Limits.name), ("description", description, Limits.description),
+            ("phone", phone, Limits.phone), ("email", email, Limits.email), ("region", region, Limits.region),
+            ("gender", gender, Limits.gender), ("platform", client.platform, Limits.clientField),
+            ("osVersion", client.osVersion, Limits.clientField), ("appVersion", client.appVersion, Limits.clientField),
+            ("avatarUrl", profile.avatarUrl, Limits.profileField), ("url", profile.url, Limits.profileField),
+            ("ens", profile.ens, Limits.profileField), ("extra", profile.extra, Limits.profileField),
+        ]
+        for (field, value, limit) in checks where value.utf8.count > limit {
+            throw .tooLong("\(field) is \(value.utf8.count) bytes, at most \(limit)")
+        }
+        let size = WirePacket.userInfo(self).encode().count
+        guard size <= WirePacket.maxUserInfoSize else {
+            throw .tooLong("user info encodes to \(size) bytes, at most \(WirePacket.maxUserInfoSize)")
+        }
+    }
+
+    func write(into writer: inout WireWriter) {
+        for (tag, value) in stringFields where !value.isEmpty { writer.add(tag, string: value) }
+        if hasAvatar { writer.add(.hasAvatar, [1]) }
+        if client.protoVersion != 0 { writer.add(.protoVersion, integer: client.protoVersion) }
+    }
+
+    init(reader: WireReader) throws(PacketError) {
+        func text(_ tag: WireTag, _ max: Int) throws(PacketError) -> String { try reader.string(tag, max: max) ?? "" }
+        name = try text(.name, Limits.name)
+        description = try text(.description, Limits.description)
+        gender = try text(.gender, Limits.gender)
+        phone = try text(.phone, Limits.phone)
+        email = try text(.email, Limits.email)
+        region = try text(.region, Limits.region)
+        hasAvatar = reader.bytes(.hasAvatar)?.first == 1
+        client = ClientInfo(
+            protoVersion: try reader.integer(.protoVersion) ?? 0,
+            platform: try text(.platform, Limits.clientField),
+            osVersion: try text(.osVersion, Limits.clientField),
+            appVersion: try text(.appVersion, Limits.clientField))
+        profile = ProfileExtension(
+            avatarUrl: try text(.avatarUrl, Limits.profileField), url: try text(.url, Limits.profileField),
+            ens: try text(.ens, Limits.profileField), extra: try text(.extra, Limits.profileField))
+    }
+
+    private var stringFields: [(WireTag, String)] {
+        [
+            (.name, name), (.description, description), (.gender, gender), (.phone, phone), (.email, email),
+            (.region, region), (.platform, client.platform), (.osVersion, client.osVersion),
+            (.appVersion, client.appVersion), (.avatarUrl, profile.avatarUrl), (.url, profile.url),
+            (.ens, profile.ens), (.extra, profile.extra),
+        ]
+    }
+}

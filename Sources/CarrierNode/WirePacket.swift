@@ -1,0 +1,141 @@
+/// The node's packets, carried in toxcore friend messages (and the friend
+/// request and status message for the two packets that travel there).
+/// Type numbers and limits follow Carrier (wire notes §2); the encoding is our
+/// own field format (WireFields.swift), documented in docs/protocol.md.
+enum WirePacket: Equatable, Sendable {
+    /// Profile, client info and profile extension (type 3), in the status message.
+    case userInfo(UserInfo)
+    /// Name, description and greeting (type 6), in the friend request.
+    case friendRequest(FriendRequest)
+    /// A message of at most one fragment (type 33).
+    case message(ext: String?, data: [UInt8])
+    /// One fragment of an invite (type 34) or its reply (type 35), or of a bulk message (type 36).
+    case inviteRequest(Fragment)
+    case inviteResponse(Fragment, status: Int32, reason: String?)
+    case bulk(Fragment)
+
+    struct FriendRequest: Equatable, Sendable {
+        var name: String?
+        var description: String?
+        var hello: String
+    }
+
+    /// A piece of a larger payload. Every piece names the transfer, its offset
+    /// and the total, so a lost piece or a lying total is caught at once.
+    struct Fragment: Equatable, Sendable {
+        var ext: String?
+        var transferId: UInt64
+        var offset: UInt32
+        var total: UInt32
+        var data: [UInt8]
+    }
+
+    enum Kind: UInt8 {
+        case userInfo = 3, friendRequest = 6, message = 33, inviteRequest = 34, inviteResponse = 35, bulk = 36
+    }
+
+    /// toxcore's limit for one friend message (TOX_MAX_MESSAGE_LENGTH).
+    static let maxMessageSize = 1372
+    /// toxcore's limit for a friend request payload.
+    static let maxFriendRequestSize = 1016
+    /// toxcore's limit for the status message that carries user info.
+    static let maxUserInfoSize = 1007
+    /// Data bytes per fragment: what fits in one message beside the header fields
+    /// (1 type + 34 ext + 11 id + 7 offset + 7 total + 10 status + 3 data header).
+    static let fragmentDataSize = 1280
+    static let maxExtensionNameLength = 31
+    static let maxReasonLength = 255
+
+    func encode() -> [UInt8] {
+        switch self {
+        case .userInfo(let info):
+            var writer = WireWriter(type: Kind.userInfo.rawValue)
+            info.write(into: &writer)
+            return writer.bytes
+        case .friendRequest(let request):
+            var writer = WireWriter(type: Kind.friendRequest.rawValue)
+            writer.add(.name, string: request.name)
+            writer.add(.description, string: request.description)
+            writer.add(.hello, string: request.hello)
+            return writer.bytes
+        case .message(let ext, let data):
+            var writer = WireWriter(type: Kind.message.rawValue)
+            writer.add(.ext, string: ext)
+            writer.add(.data, data)
+            return writer.bytes
+        case .inviteRequest(let fragment):
+            return fragment.encode(kind: .inviteRequest)
+        case .inviteResponse(let fragment, let status, let reason):
+            return fragment.encode(kind: .inviteResponse) { writer in
+                writer.add(.status, integer: status)
+                writer.add(.reason, string: reason)
+            }
+        case .bulk(let fragment):
+            return fragment.encode(kind: .bulk)
+        }
+    }
+
+    static func decode(_ bytes: some Collection<UInt8>) throws(PacketError) -> WirePacket {
+        guard bytes.count <= maxMessageSize else { throw .tooLarge(bytes.count) }
+        let reader = try WireReader(bytes)
+        guard let kind = Kind(rawValue: reader.type) else { throw .unknownType(reader.type) }
+        switch kind {
+        case .userInfo:
+            return .userInfo(try UserInfo(reader: reader))
+        case .friendRequest:
+            return .friendRequest(
+                FriendRequest(
+                    name: try reader.string(.name, max: UserInfo.Limits.name),
+                    description: try reader.string(.description, max: UserInfo.Limits.description),
+                    hello: try reader.string(.hello, max: maxFriendRequestSize) ?? ""))
+        case .message:
+            return .message(ext: try extensionName(reader), data: Array(try reader.require(.data)))
+        case .inviteRequest:
+            return .inviteRequest(try Fragment(reader: reader))
+        case .inviteResponse:
+            return .inviteResponse(
+                try Fragment(reader: reader),
+                status: try reader.requireInteger(.status),
+                reason: try reader.string(.reason, max: maxReasonLength))
+        case .bulk:
+            return .bulk(try Fragment(reader: reader))
+        }
+    }
+
+    static func extensionName(_ reader: WireReader) throws(PacketError) -> String? {
+        guard let name = try reader.string(.ext, max: maxExtensionNameLength) else { return nil }
+        guard !name.isEmpty, !name.contains(":") else { throw .badField(WireTag.ext.rawValue) }
+        return name
+    }
+}
+
+extension WirePacket.Fragment {
+    init(reader: WireReader) throws(PacketError) {
+        ext = try WirePacket.extensionName(reader)
+        transferId = try reader.requireInteger(.transferId)
+        offset = try reader.requireInteger(.offset)
+        total = try reader.requireInteger(.total)
+        data = Array(try reader.bytes(.data) ?? [])
+    }
+
+    func encode(kind: WirePacket.Kind, extra: (inout WireWriter) -> Void = { _ in }) -> [UInt8] {
+        var writer = WireWriter(type: kind.rawValue)
+        writer.add(.ext, string: ext)
+        writer.add(.transferId, integer: transferId)
+        writer.add(.offset, integer: offset)
+        writer.add(.total, integer: total)
+        extra(&writer)
+        writer.add(.data, data)
+        return writer.bytes
+    }
+
+    /// Splits a payload into fragments of at most `WirePacket.fragmentDataSize` bytes.
+    static func split(_ data: [UInt8], ext: String?, transferId: UInt64) -> [WirePacket.Fragment] {
+        let total = UInt32(data.count)
+        guard !data.isEmpty else { return [.init(ext: ext, transferId: transferId, offset: 0, total: 0, data: [])] }
+        return stride(from: 0, to: data.count, by: WirePacket.fragmentDataSize).map { start in
+            let end = min(start + WirePacket.fragmentDataSize, data.count)
+            return .init(ext: ext, transferId: transferId, offset: UInt32(start), total: total, data: Array(data[start..<end]))
+        }
+    }
+}
