@@ -1,0 +1,128 @@
+/// Turns what toxcore reported into node state and `CarrierEvent`s.
+extension Carrier {
+    func handle(_ event: ToxEvent) {
+        switch event {
+        case .selfConnection(let isConnected):
+            connected = isConnected
+            emit(.connection(connected: isConnected))
+            if isConnected, !isReady {
+                isReady = true
+                emit(.ready)
+            }
+        case .friendRequest(let key, let payload):
+            handleFriendRequest(key: key, payload: payload)
+        case .friendMessage(let number, let data):
+            guard let friend = friendIds[number] else { return }
+            lastActivity = clock.now
+            handlePacket(data, from: friend)
+        case .friendReadReceipt(let number, let toxId):
+            handleReadReceipt(friend: number, toxId: toxId)
+        case .friendConnection(let number, let isConnected):
+            handleFriendConnection(number: number, connected: isConnected)
+        case .friendStatus(let number, let presence):
+            guard let friend = friendIds[number] else { return }
+            friends[friend]?.presence = presence
+            emit(.friendPresence(friend, presence))
+        case .friendStatusMessage(let number, let bytes):
+            guard let friend = friendIds[number] else { return }
+            guard case .userInfo(let info)? = try? WirePacket.decode(bytes) else {
+                counters.malformedPackets += 1
+                return drop(from: friend, "friend info that does not decode")
+            }
+            friends[friend]?.info = info
+            emit(.friendInfo(friend, info))
+        case .conferenceInvite(let number, let cookie):
+            guard let friend = friendIds[number] else { return }
+            emit(.groupInvite(from: friend, cookie: cookie))
+        case .conferenceConnected(let number):
+            if let group = try? groupId(number: number) { emit(.groupConnected(group)) }
+        case .conferenceMessage(let number, let key, let data):
+            // toxcore echoes our own messages back: do not report them as received.
+            guard let key, key != userId.publicKey, let from = UserId(publicKey: key),
+                let group = try? groupId(number: number)
+            else { return }
+            emit(.groupMessage(group, from: from, data: data))
+        case .conferenceTitle(let number, let title):
+            if let group = try? groupId(number: number) {
+                emit(.groupTitle(group, title: String(decoding: title, as: UTF8.self)))
+            }
+        case .conferencePeerListChanged(let number):
+            if let group = try? groupId(number: number) { emit(.groupPeersChanged(group)) }
+        }
+    }
+
+    private func handleFriendRequest(key: [UInt8], payload: [UInt8]) {
+        guard let from = UserId(publicKey: key), friends[from] == nil else { return }
+        guard payload.count <= WirePacket.maxFriendRequestSize,
+            case .friendRequest(let request)? = try? WirePacket.decode(payload)
+        else {
+            // Anything else in a request (an invite, a message, garbage) comes
+            // from a non-friend and is refused.
+            counters.malformedPackets += 1
+            return drop(from: from, "friend request that is not a friend request packet")
+        }
+        emit(.friendRequest(from: from, name: request.name, description: request.description, hello: request.hello))
+    }
+
+    private func handleFriendConnection(number: UInt32, connected isConnected: Bool) {
+        guard let friend = friendIds[number] else { return }
+        friends[friend]?.connected = isConnected
+        if !isConnected {
+            forgetFriendTraffic(number: number, id: friend, reason: "the friend went offline")
+        } else if awaitingAcceptance.remove(friend) != nil {
+            dirty = true
+            if let info = friendInfo(friend) { emit(.friendAdded(info)) }
+        }
+        emit(.friendConnection(friend, connected: isConnected))
+    }
+
+    private func handlePacket(_ data: [UInt8], from friend: UserId) {
+        let packet: WirePacket
+        do { packet = try WirePacket.decode(data) } catch {
+            counters.malformedPackets += 1
+            return drop(from: friend, "malformed packet: \(error)")
+        }
+        switch packet {
+        case .message(let ext, let body):
+            deliverMessage(from: friend, ext: ext, data: body)
+        case .bulk(let fragment):
+            switch bulkAssembler.add(fragment, from: friend, now: clock.now) {
+            case .incomplete: break
+            case .complete(let body): deliverMessage(from: friend, ext: fragment.ext, data: body)
+            case .rejected(let error):
+                counters.rejectedFragments += 1
+                drop(from: friend, "bulk message fragment rejected: \(error)")
+            }
+        case .inviteRequest(let fragment):
+            handleInviteFragment(fragment, from: friend)
+        case .inviteResponse(let fragment, let status, let reason):
+            handleInviteResponse(fragment, status: status, reason: reason, from: friend)
+        case .userInfo, .friendRequest:
+            counters.malformedPackets += 1
+            drop(from: friend, "packet type not valid in a message")
+        }
+    }
+
+    /// Drops what timed out: incomplete transfers, unanswered invites, missing receipts.
+    func expire(now: ContinuousClock.Instant) {
+        let expired = bulkAssembler.expire(now: now) + inviteAssembler.expire(now: now) + replyAssembler.expire(now: now)
+        for key in expired {
+            counters.expiredTransfers += 1
+            drop(from: key.peer, "incomplete transfer expired")
+        }
+        for (key, pending) in pendingInvites where now > pending.deadline {
+            resolveInvite(key, .timeout)
+        }
+        for (key, deadline) in incomingInvites where now > deadline {
+            incomingInvites[key] = nil
+        }
+        expireReceipts(now: now)
+    }
+
+    func failEverythingPending(reason: String) {
+        for key in Array(pendingInvites.keys) { resolveInvite(key, InviteReply(status: -1, reason: reason)) }
+        for id in Array(receipts.keys) { finishReceipt(id, .error(reason)) }
+        outgoing = [:]
+        toxReceipts = [:]
+    }
+}

@@ -1,0 +1,124 @@
+import CToxcore
+
+extension Carrier {
+    /// Sends a friend request to an address, with a greeting. The friend
+    /// appears in the list at once; `.friendAdded` follows when it accepts.
+    public func addFriend(address text: String, hello: String) throws(CarrierError) {
+        try ensureAlive()
+        guard let address = CarrierAddress(text) else { throw .invalidAddress(text) }
+        guard address.userId != userId else { throw .invalidArgument("that is this node's own address") }
+        if friends[address.userId] != nil, !awaitingAcceptance.contains(address.userId) {
+            throw .alreadyFriend(address.userId.description)
+        }
+        let info = userInfo()
+        let payload = WirePacket.friendRequest(
+            .init(name: info.name.isEmpty ? nil : info.name, description: info.description.isEmpty ? nil : info.description, hello: hello)
+        ).encode()
+        guard payload.count <= WirePacket.maxFriendRequestSize else {
+            throw .tooLong("the greeting makes the request \(payload.count) bytes, at most \(WirePacket.maxFriendRequestSize)")
+        }
+        try sendFriendRequest(address: address, payload: payload)
+    }
+
+    /// Sends a raw request payload; internal so tests can send malformed ones.
+    func sendFriendRequest(address: CarrierAddress, payload: [UInt8]) throws(CarrierError) {
+        if let existing = friends[address.userId] {
+            // A request again (the friend may have missed it): toxcore only resends after delete + add.
+            tox_friend_delete(tox, existing.number, nil)
+            friends[address.userId] = nil
+            friendIds[existing.number] = nil
+        }
+        var error = TOX_ERR_FRIEND_ADD_OK
+        let number = tox_friend_add(tox, address.bytes, payload, payload.count, &error)
+        guard error == TOX_ERR_FRIEND_ADD_OK else {
+            throw .tox(function: "tox_friend_add", code: Int(error.rawValue))
+        }
+        registerFriend(number: number)
+        awaitingAcceptance.insert(address.userId)
+        dirty = true
+        noteActivity()
+    }
+
+    /// Accepts a friend request (or adds a friend by user id without one).
+    public func acceptFriend(_ id: UserId) throws(CarrierError) {
+        try ensureAlive()
+        guard id != userId else { throw .invalidArgument("that is this node's own user id") }
+        guard friends[id] == nil else { throw .alreadyFriend(id.description) }
+        var error = TOX_ERR_FRIEND_ADD_OK
+        let number = tox_friend_add_norequest(tox, id.publicKey, &error)
+        guard error == TOX_ERR_FRIEND_ADD_OK else {
+            throw .tox(function: "tox_friend_add_norequest", code: Int(error.rawValue))
+        }
+        registerFriend(number: number)
+        dirty = true
+        noteActivity()
+        if let info = friendInfo(id) { emit(.friendAdded(info)) }
+    }
+
+    /// Removes a friend locally; pending receipts to it fail.
+    public func removeFriend(_ id: UserId) throws(CarrierError) {
+        try ensureAlive()
+        guard let state = friends[id] else { throw .notFriend(id.description) }
+        tox_friend_delete(tox, state.number, nil)
+        forgetFriendTraffic(number: state.number, id: id, reason: "the friend was removed")
+        friends[id] = nil
+        friendIds[state.number] = nil
+        labels[id] = nil
+        awaitingAcceptance.remove(id)
+        dirty = true
+        emit(.friendRemoved(id))
+    }
+
+    public func setLabel(_ label: String, for id: UserId) throws(CarrierError) {
+        guard friends[id] != nil else { throw .notFriend(id.description) }
+        guard label.utf8.count <= UserInfo.Limits.name else {
+            throw .tooLong("a label is at most \(UserInfo.Limits.name) bytes")
+        }
+        labels[id] = label.isEmpty ? nil : label
+        dirty = true
+    }
+
+    public func isFriend(_ id: UserId) -> Bool { friends[id] != nil }
+
+    public func friendList() -> [FriendInfo] {
+        friends.keys.compactMap(friendInfo).sorted { $0.userId.description < $1.userId.description }
+    }
+
+    public func friendInfo(_ id: UserId) -> FriendInfo? {
+        guard let state = friends[id] else { return nil }
+        return FriendInfo(userId: id, label: labels[id] ?? "", connected: state.connected, presence: state.presence, info: state.info)
+    }
+
+    /// Waits until a friend's link is up.
+    public func waitUntilConnected(to id: UserId, timeout: Duration) async -> Bool {
+        await wait(timeout: timeout, until: .friendConnected(id))
+    }
+
+    func friendNumber(_ id: UserId) throws(CarrierError) -> UInt32 {
+        guard let state = friends[id] else { throw .notFriend(id.description) }
+        return state.number
+    }
+
+    /// Parses `userId` or `userId:extension`.
+    func parseTarget(_ target: String) throws(CarrierError) -> (UserId, String?) {
+        let parts = target.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard let id = UserId(parts[0]) else { throw .invalidUserId(parts[0]) }
+        guard parts.count == 2 else { return (id, nil) }
+        let name = parts[1]
+        guard !name.isEmpty, name.utf8.count <= WirePacket.maxExtensionNameLength, !name.contains(":") else {
+            throw .invalidArgument("extension name \"\(name)\" must be 1 to \(WirePacket.maxExtensionNameLength) bytes without ':'")
+        }
+        return (id, name)
+    }
+
+    func forgetFriendTraffic(number: UInt32, id: UserId, reason: String) {
+        if var queue = outgoing.removeValue(forKey: number) {
+            for receipt in queue.removeAll() { finishReceipt(receipt, .error(reason)) }
+        }
+        for receipt in (toxReceipts.removeValue(forKey: number) ?? [:]).values { finishReceipt(receipt, .error(reason)) }
+        for (receipt, pending) in receipts where pending.to == id { finishReceipt(receipt, .error(reason)) }
+        bulkAssembler.removeAll(from: id)
+        inviteAssembler.removeAll(from: id)
+        replyAssembler.removeAll(from: id)
+    }
+}

@@ -1,0 +1,129 @@
+extension Carrier {
+    struct InviteKey: Hashable {
+        var peer: UserId
+        var transferId: UInt64
+    }
+
+    struct PendingInvite {
+        var continuation: CheckedContinuation<InviteReply, Never>
+        var deadline: ContinuousClock.Instant
+    }
+
+    /// Sends an invite (1 byte to 8 KB) to `userId` or `userId:extension` and
+    /// waits for the reply, or for `options.inviteTimeout` (then the reply is
+    /// `InviteReply.timeout`, as in Carrier).
+    public func sendInvite(_ data: [UInt8], to target: String, timeout: Duration? = nil) async throws(CarrierError) -> InviteReply {
+        let (friend, ext) = try parseTarget(target)
+        let number = try friendNumber(friend)
+        guard !data.isEmpty, data.count <= Self.maxInviteSize else {
+            throw .tooLong("invite data is 1 to \(Self.maxInviteSize) bytes, this is \(data.count)")
+        }
+        try ensureAlive()
+        guard friends[friend]?.connected == true else { throw .friendOffline(friend.description) }
+        let transferId = UInt64.random(in: 1...UInt64.max)
+        try enqueue(
+            WirePacket.Fragment.split(data, ext: ext, transferId: transferId).map { WirePacket.inviteRequest($0) },
+            to: number, friend: friend)
+        let deadline = clock.now + (timeout ?? options.inviteTimeout)
+        return await withCheckedContinuation { continuation in
+            pendingInvites[InviteKey(peer: friend, transferId: transferId)] = PendingInvite(
+                continuation: continuation, deadline: deadline)
+        }
+    }
+
+    /// Answers an invite. Status 0 carries `data` (up to 8 KB); any other
+    /// status carries `reason` (up to 255 bytes) instead. Each invite takes one reply.
+    public func replyInvite(_ invite: IncomingInvite, status: Int32, reason: String? = nil, data: [UInt8] = []) throws(CarrierError) {
+        try ensureAlive()
+        let key = InviteKey(peer: invite.from, transferId: invite.id)
+        guard incomingInvites[key] != nil else { throw .noSuchInvite }
+        let number = try friendNumber(invite.from)
+        guard data.count <= Self.maxInviteSize else { throw .tooLong("a reply is at most \(Self.maxInviteSize) bytes") }
+        guard (reason?.utf8.count ?? 0) <= WirePacket.maxReasonLength else {
+            throw .tooLong("a reason is at most \(WirePacket.maxReasonLength) bytes")
+        }
+        let packets: [WirePacket]
+        if status == 0 {
+            packets = WirePacket.Fragment.split(data, ext: invite.extensionName, transferId: invite.id).map {
+                .inviteResponse($0, status: 0, reason: nil)
+            }
+        } else {
+            let empty = WirePacket.Fragment(ext: invite.extensionName, transferId: invite.id, offset: 0, total: 0, data: [])
+            packets = [.inviteResponse(empty, status: status, reason: reason)]
+        }
+        try enqueue(packets, to: number, friend: invite.from)
+        incomingInvites[key] = nil
+    }
+
+    private func enqueue(_ packets: [WirePacket], to number: UInt32, friend: UserId) throws(CarrierError) {
+        var queue = outgoing[number] ?? OutgoingQueue()
+        let encoded = packets.map { $0.encode() }
+        guard queue.hasRoom(for: encoded.reduce(0) { $0 + $1.count }) else { throw .queueFull(friend.description) }
+        for bytes in encoded { queue.append(.init(bytes: bytes, receipt: nil)) }
+        outgoing[number] = queue
+        flushOutgoing()
+        noteActivity()
+    }
+
+    func handleInviteFragment(_ fragment: WirePacket.Fragment, from friend: UserId) {
+        switch inviteAssembler.add(fragment, from: friend, now: clock.now) {
+        case .incomplete: return
+        case .rejected(let error):
+            counters.rejectedFragments += 1
+            drop(from: friend, "invite fragment rejected: \(error)")
+        case .complete(let data):
+            let invite = IncomingInvite(from: friend, extensionName: fragment.ext, id: fragment.transferId, data: data)
+            incomingInvites[InviteKey(peer: friend, transferId: fragment.transferId)] = clock.now + options.inviteTimeout
+            guard let ext = fragment.ext else { return emit(.inviteRequest(invite)) }
+            guard let extensionHub = extensionHubs[ext] else {
+                counters.unknownExtension += 1
+                drop(from: friend, "invite for unregistered extension \(ext)")
+                // Answer at once so the sender does not wait out its timeout.
+                try? replyInvite(invite, status: InviteReply.unknownExtensionStatus, reason: "no extension \(ext)")
+                return
+            }
+            extensionHub.send(.inviteRequest(invite))
+        }
+    }
+
+    func handleInviteResponse(_ fragment: WirePacket.Fragment, status: Int32, reason: String?, from friend: UserId) {
+        let key = InviteKey(peer: friend, transferId: fragment.transferId)
+        guard pendingInvites[key] != nil else {
+            counters.malformedPackets += 1
+            return drop(from: friend, "reply to an unknown or expired invite")
+        }
+        if status != 0 || fragment.total == 0 {
+            return resolveInvite(key, InviteReply(status: status, reason: reason))
+        }
+        switch replyAssembler.add(fragment, from: friend, now: clock.now) {
+        case .incomplete: return
+        case .rejected(let error):
+            counters.rejectedFragments += 1
+            drop(from: friend, "invite reply fragment rejected: \(error)")
+        case .complete(let data):
+            resolveInvite(key, InviteReply(status: 0, data: data))
+        }
+    }
+
+    func resolveInvite(_ key: InviteKey, _ reply: InviteReply) {
+        pendingInvites.removeValue(forKey: key)?.continuation.resume(returning: reply)
+    }
+
+    /// Registers an extension: invites and messages addressed to
+    /// `userId:name` arrive on the returned stream instead of `events()`.
+    /// Registering again replaces the previous stream.
+    public func registerExtension(_ name: String) throws(CarrierError) -> AsyncStream<CarrierEvent> {
+        guard !name.isEmpty, name.utf8.count <= WirePacket.maxExtensionNameLength, !name.contains(":") else {
+            throw .invalidArgument("extension name \"\(name)\" must be 1 to \(WirePacket.maxExtensionNameLength) bytes without ':'")
+        }
+        if var previous = extensionHubs.removeValue(forKey: name) { previous.finish() }
+        var extensionHub = EventHub<CarrierEvent>()
+        let stream = extensionHub.subscribe { _ in }
+        extensionHubs[name] = extensionHub
+        return stream
+    }
+
+    public func unregisterExtension(_ name: String) {
+        if var extensionHub = extensionHubs.removeValue(forKey: name) { extensionHub.finish() }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+extension Carrier {
+    struct PendingReceipt {
+        var to: UserId
+        /// Set once the last piece is with toxcore: no receipt by then is an error.
+        var deadline: ContinuousClock.Instant?
+    }
+
+    /// Sends a message of 1 byte to 5 MB to `userId` or `userId:extension`.
+    /// Returns at once; the receipt arrives as `.receipt(id, ...)`.
+    /// A message to an offline friend goes to `options.offlineDelivery`, or fails.
+    @discardableResult
+    public func sendMessage(_ data: [UInt8], to target: String) async throws(CarrierError) -> MessageId {
+        let (friend, ext) = try parseTarget(target)
+        let number = try friendNumber(friend)
+        guard !data.isEmpty else { throw .invalidArgument("a message needs at least one byte") }
+        guard data.count <= Self.maxMessageSize else {
+            throw .tooLong("a message is at most \(Self.maxMessageSize) bytes, this one is \(data.count)")
+        }
+        try ensureAlive()
+        let id = nextMessageId
+        nextMessageId = nextMessageId == .max ? 1 : nextMessageId + 1
+        guard friends[friend]?.connected == true else {
+            guard let offline = options.offlineDelivery else { throw .friendOffline(friend.description) }
+            receipts[id] = PendingReceipt(to: friend)
+            let stored = await offline.store(data, extension: ext, to: friend, from: userId)
+            finishReceipt(id, stored ? .offline : .error("the offline delivery service refused the message"))
+            return id
+        }
+        var queue = outgoing[number] ?? OutgoingQueue()
+        guard queue.hasRoom(for: data.count) else { throw .queueFull(friend.description) }
+        if data.count <= WirePacket.fragmentDataSize {
+            queue.append(.init(bytes: WirePacket.message(ext: ext, data: data).encode(), receipt: id))
+        } else {
+            let pieces = WirePacket.Fragment.split(data, ext: ext, transferId: UInt64.random(in: 1...UInt64.max))
+            for (index, piece) in pieces.enumerated() {
+                queue.append(.init(bytes: WirePacket.bulk(piece).encode(), receipt: index == pieces.count - 1 ? id : nil))
+            }
+        }
+        outgoing[number] = queue
+        receipts[id] = PendingReceipt(to: friend)
+        counters.messagesSent += 1
+        flushOutgoing()
+        noteActivity()
+        return id
+    }
+
+    /// Sends a message and waits for its receipt.
+    public func deliverMessage(_ data: [UInt8], to target: String) async throws(CarrierError) -> ReceiptState {
+        let id = try await sendMessage(data, to: target)
+        if receipts[id] == nil, let state = finishedReceipts[id] { return state }
+        return await withCheckedContinuation { continuation in
+            if receipts[id] == nil {
+                continuation.resume(returning: finishedReceipts[id] ?? .error("receipt lost"))
+            } else {
+                receiptWaiters[id] = continuation
+            }
+        }
+    }
+
+    func finishReceipt(_ id: MessageId, _ state: ReceiptState) {
+        guard let pending = receipts.removeValue(forKey: id) else { return }
+        rememberFinished(id, state)
+        emit(.receipt(id, to: pending.to, state: state))
+        receiptWaiters.removeValue(forKey: id)?.resume(returning: state)
+    }
+
+    func handleReadReceipt(friend number: UInt32, toxId: UInt32) {
+        guard let id = toxReceipts[number]?.removeValue(forKey: toxId) else { return }
+        if toxReceipts[number]?.isEmpty == true { toxReceipts[number] = nil }
+        finishReceipt(id, .delivered)
+    }
+
+    func deliverMessage(from friend: UserId, ext: String?, data: [UInt8]) {
+        counters.messagesReceived += 1
+        let event = CarrierEvent.message(from: friend, extension: ext, data: data, timestamp: Date())
+        guard let ext else { return emit(event) }
+        guard let extensionHub = extensionHubs[ext] else {
+            counters.unknownExtension += 1
+            return drop(from: friend, "message for unregistered extension \(ext)")
+        }
+        extensionHub.send(event)
+    }
+
+    func expireReceipts(now: ContinuousClock.Instant) {
+        for (id, pending) in receipts {
+            if let deadline = pending.deadline, now > deadline {
+                for (number, map) in toxReceipts {
+                    if let key = map.first(where: { $0.value == id })?.key { toxReceipts[number]?[key] = nil }
+                }
+                toxReceipts = toxReceipts.filter { !$0.value.isEmpty }
+                finishReceipt(id, .error("no receipt within \(options.receiptTimeout)"))
+            }
+        }
+    }
+
+    /// The last outcomes, so `deliverMessage` can read one that finished before it waited.
+    private func rememberFinished(_ id: MessageId, _ state: ReceiptState) {
+        finishedReceipts[id] = state
+        finishedOrder.append(id)
+        if finishedOrder.count > 256 { finishedReceipts[finishedOrder.removeFirst()] = nil }
+    }
+}

@@ -1,0 +1,116 @@
+import CToxcore
+
+extension Carrier {
+    /// Creates the toxcore instance from the options and the saved state.
+    static func makeTox(options: CarrierOptions, saved: NodeStore.Contents?) throws(CarrierError) -> OpaquePointer {
+        var optionsError = TOX_ERR_OPTIONS_NEW_OK
+        guard let toxOptions = tox_options_new(&optionsError) else {
+            throw .tox(function: "tox_options_new", code: Int(optionsError.rawValue))
+        }
+        defer { tox_options_free(toxOptions) }
+        tox_options_set_ipv6_enabled(toxOptions, false)
+        tox_options_set_udp_enabled(toxOptions, options.udpEnabled)
+        tox_options_set_local_discovery_enabled(toxOptions, !options.loopbackOnly)
+        if let ports = options.udpPorts {
+            tox_options_set_start_port(toxOptions, ports.lowerBound)
+            tox_options_set_end_port(toxOptions, ports.upperBound)
+        }
+        tox_options_set_tcp_port(toxOptions, options.tcpRelayPort ?? 0)
+
+        let savedata: [UInt8]
+        if let saved {
+            savedata = saved.toxSavedata
+            tox_options_set_savedata_type(toxOptions, TOX_SAVEDATA_TYPE_TOX_SAVE)
+        } else if let secretKey = options.secretKey {
+            savedata = secretKey
+            tox_options_set_savedata_type(toxOptions, TOX_SAVEDATA_TYPE_SECRET_KEY)
+        } else {
+            savedata = []
+        }
+        var error = TOX_ERR_NEW_OK
+        let tox = savedata.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            if !buffer.isEmpty {
+                tox_options_set_savedata_data(toxOptions, buffer.baseAddress, buffer.count)
+            }
+            return tox_new(toxOptions, &error)
+        }
+        guard let tox else {
+            switch error {
+            case TOX_ERR_NEW_PORT_ALLOC:
+                let range = options.udpPorts.map { "\($0.lowerBound)...\($0.upperBound)" } ?? "33445...33545"
+                throw .invalidArgument("no free UDP port in \(range) (or TCP relay port taken); choose another with --port")
+            case TOX_ERR_NEW_LOAD_BAD_FORMAT, TOX_ERR_NEW_LOAD_ENCRYPTED:
+                throw .storage("the saved toxcore state cannot be loaded (error \(error.rawValue))")
+            default:
+                throw .tox(function: "tox_new", code: Int(error.rawValue))
+            }
+        }
+        if let secretKey = options.secretKey {
+            var current = [UInt8](repeating: 0, count: 32)
+            tox_self_get_secret_key(tox, &current)
+            guard current == secretKey else {
+                tox_kill(tox)
+                throw .storage(
+                    "\(options.dataDirectory ?? "the data directory") already holds another identity; import into an empty directory")
+            }
+        }
+        return tox
+    }
+
+    /// Reads the friend list toxcore restored from the savedata.
+    static func readFriends(tox: OpaquePointer) -> [(UserId, FriendState)] {
+        let count = tox_self_get_friend_list_size(tox)
+        var numbers = [UInt32](repeating: 0, count: count)
+        tox_self_get_friend_list(tox, &numbers)
+        return numbers.compactMap { readFriend(tox: tox, number: $0) }
+    }
+
+    @discardableResult
+    func registerFriend(number: UInt32) -> UserId? {
+        guard let (id, state) = Self.readFriend(tox: tox, number: number) else { return nil }
+        friends[id] = state
+        friendIds[number] = id
+        return id
+    }
+
+    static func readFriend(tox: OpaquePointer, number: UInt32) -> (UserId, FriendState)? {
+        var key = [UInt8](repeating: 0, count: 32)
+        guard tox_friend_get_public_key(tox, number, &key, nil), let id = UserId(publicKey: key) else { return nil }
+        var state = FriendState(number: number)
+        let length = tox_friend_get_status_message_size(tox, number, nil)
+        if length > 0, length <= WirePacket.maxUserInfoSize {
+            var bytes = [UInt8](repeating: 0, count: length)
+            if tox_friend_get_status_message(tox, number, &bytes, nil),
+                case .userInfo(let info)? = try? WirePacket.decode(bytes)
+            {
+                state.info = info
+            }
+        }
+        return (id, state)
+    }
+
+    /// Hands queued packets to toxcore until its send queue is full.
+    func flushOutgoing() {
+        for number in Array(outgoing.keys) {
+            guard var queue = outgoing.removeValue(forKey: number) else { continue }
+            defer { if !queue.isEmpty { outgoing[number] = queue } }
+            while let packet = queue.first {
+                var error = TOX_ERR_FRIEND_SEND_MESSAGE_OK
+                let toxId = packet.bytes.withUnsafeBufferPointer { buffer in
+                    tox_friend_send_message(tox, number, TOX_MESSAGE_TYPE_NORMAL, buffer.baseAddress, buffer.count, &error)
+                }
+                if error == TOX_ERR_FRIEND_SEND_MESSAGE_SENDQ { break }
+                guard error == TOX_ERR_FRIEND_SEND_MESSAGE_OK else {
+                    let reason = error == TOX_ERR_FRIEND_SEND_MESSAGE_FRIEND_NOT_CONNECTED ? "the friend went offline" : "toxcore refused the message (error \(error.rawValue))"
+                    for id in queue.removeAll() { finishReceipt(id, .error(reason)) }
+                    break
+                }
+                queue.removeFirst()
+                if let receipt = packet.receipt {
+                    toxReceipts[number, default: [:]][toxId] = receipt
+                    receipts[receipt]?.deadline = clock.now + options.receiptTimeout
+                }
+            }
+        }
+    }
+}

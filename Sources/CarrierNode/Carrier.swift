@@ -1,0 +1,371 @@
+import CToxcore
+import Foundation
+
+/// A peer-to-peer node on toxcore: identity, friends, messages with receipts,
+/// invites, extensions and groups.
+///
+/// Threading: the actor owns the `Tox` instance and is the only caller of
+/// toxcore. Its loop runs `tox_iterate`, whose callbacks fire synchronously on
+/// the actor's executor and are turned into `CarrierEvent`s. Events reach
+/// subscribers through `AsyncStream`s. Call `start()` to go online and
+/// `stop()` before dropping the node: the loop keeps the actor alive until then.
+public actor Carrier {
+    public nonisolated let userId: UserId
+    public nonisolated let options: CarrierOptions
+
+    let tox: OpaquePointer
+    let buffer = ToxEventBuffer()
+    let waker = LoopWaker()
+    let clock = ContinuousClock()
+    let store: NodeStore?
+
+    var loopTask: Task<Void, Never>?
+    var running = false
+    var killed = false
+    var connected = false
+    var isReady = false
+    var dirty = false
+    var lastActivity: ContinuousClock.Instant
+
+    var friends: [UserId: FriendState] = [:]
+    var friendIds: [UInt32: UserId] = [:]
+    var labels: [UserId: String] = [:]
+    var awaitingAcceptance: Set<UserId> = []
+    var counters = NodeStats()
+
+    var hub = EventHub<CarrierEvent>()
+    var extensionHubs: [String: EventHub<CarrierEvent>] = [:]
+    var waiters: [UInt64: StateWaiter] = [:]
+    var nextWaiterId: UInt64 = 0
+
+    // Messages (Carrier+Messages.swift)
+    var outgoing: [UInt32: OutgoingQueue] = [:]
+    var nextMessageId: MessageId = 1
+    var receipts: [MessageId: PendingReceipt] = [:]
+    var toxReceipts: [UInt32: [UInt32: MessageId]] = [:]
+    var receiptWaiters: [MessageId: CheckedContinuation<ReceiptState, Never>] = [:]
+    var finishedReceipts: [MessageId: ReceiptState] = [:]
+    var finishedOrder: [MessageId] = []
+    var bulkAssembler: FragmentAssembler<UserId>
+
+    // Invites (Carrier+Invites.swift)
+    var inviteAssembler: FragmentAssembler<UserId>
+    var replyAssembler: FragmentAssembler<UserId>
+    var pendingInvites: [InviteKey: PendingInvite] = [:]
+    var incomingInvites: [InviteKey: ContinuousClock.Instant] = [:]
+
+    struct FriendState {
+        var number: UInt32
+        var connected = false
+        var presence = Presence.none
+        var info = UserInfo()
+    }
+
+    struct StateWaiter {
+        var condition: WaitCondition
+        var continuation: CheckedContinuation<Bool, Never>
+    }
+
+    /// What a caller can wait for; checked after every loop iteration.
+    enum WaitCondition {
+        case ready
+        case friendConnected(UserId)
+    }
+
+    func holds(_ condition: WaitCondition) -> Bool {
+        switch condition {
+        case .ready: isReady
+        case .friendConnected(let id): friends[id]?.connected == true
+        }
+    }
+
+    /// Largest message payload (the reference SDK's limit).
+    public static let maxMessageSize = 5 * 1024 * 1024
+    /// Largest invite or invite reply payload.
+    public static let maxInviteSize = 8192
+
+    /// Creates the node and its identity (loaded from the data directory, or
+    /// new, or imported from `options.secretKey`) without going online.
+    public init(options: CarrierOptions) throws(CarrierError) {
+        self.options = options
+        store = options.dataDirectory.map(NodeStore.init(directory:))
+        let saved = try store?.load()
+        if let secretKey = options.secretKey, secretKey.count != 32 {
+            throw .invalidArgument("a secret key is 32 bytes, got \(secretKey.count)")
+        }
+        tox = try Self.makeTox(options: options, saved: saved)
+        var key = [UInt8](repeating: 0, count: 32)
+        tox_self_get_public_key(tox, &key)
+        guard let id = UserId(publicKey: key) else { throw .tox(function: "tox_self_get_public_key", code: -1) }
+        userId = id
+        lastActivity = clock.now
+        let limits = FragmentAssembler<UserId>.Limits(maxTotal: Self.maxInviteSize, timeout: options.fragmentTimeout)
+        bulkAssembler = FragmentAssembler(limits: .init(maxTotal: Self.maxMessageSize, timeout: options.fragmentTimeout))
+        inviteAssembler = FragmentAssembler(limits: limits)
+        replyAssembler = FragmentAssembler(limits: limits)
+        ToxEventBuffer.install(on: tox)
+        var labels: [UserId: String] = [:]
+        for (text, label) in saved?.extra.labels ?? [:] {
+            if let id = UserId(text) { labels[id] = label }
+        }
+        self.labels = labels
+        awaitingAcceptance = Set((saved?.extra.awaitingAcceptance ?? []).compactMap(UserId.init))
+        for (id, state) in Self.readFriends(tox: tox) {
+            friends[id] = state
+            friendIds[state.number] = id
+        }
+        if saved == nil || options.secretKey != nil, let store {
+            try Self.save(tox: tox, to: store, labels: labels, awaitingAcceptance: awaitingAcceptance)
+        }
+    }
+
+    // MARK: Lifecycle
+
+    /// Bootstraps and starts the iteration loop. Returns at once; wait for
+    /// `.ready` (or `waitUntilReady`) before expecting friends to connect.
+    public func start() throws(CarrierError) {
+        guard !killed else { throw .notRunning }
+        guard !running else { return }
+        for node in options.bootstrapNodes { bootstrap(node) }
+        running = true
+        loopTask = Task { await self.runLoop() }
+    }
+
+    /// Stops the loop, saves the state, fails whatever is pending and frees toxcore.
+    public func stop() async {
+        guard !killed else { return }
+        running = false
+        waker.wake()
+        await loopTask?.value
+        loopTask = nil
+        if dirty { try? persist() }
+        failEverythingPending(reason: "the node stopped")
+        killed = true
+        tox_kill(tox)
+        hub.finish()
+        for var extensionHub in extensionHubs.values { extensionHub.finish() }
+        extensionHubs = [:]
+        for waiter in waiters.values { waiter.continuation.resume(returning: false) }
+        waiters = [:]
+    }
+
+    /// Adds a bootstrap node (also as a TCP relay) while running.
+    public func bootstrap(_ node: BootstrapNode) {
+        guard !killed else { return }
+        node.publicKey.withUnsafeBufferPointer { key in
+            _ = tox_bootstrap(tox, node.host, node.port, key.baseAddress, nil)
+            _ = tox_add_tcp_relay(tox, node.host, node.port, key.baseAddress, nil)
+        }
+    }
+
+    private func runLoop() async {
+        while running {
+            iterate()
+            let toxInterval = Duration.milliseconds(Int(tox_iteration_interval(tox)))
+            let busy = isBusy || clock.now - lastActivity < .seconds(2)
+            await waker.sleep(for: busy ? options.busyInterval : min(options.idleInterval, toxInterval))
+        }
+    }
+
+    func iterate() {
+        tox_iterate(tox, buffer.pointer)
+        for event in buffer.drain() { handle(event) }
+        flushOutgoing()
+        expire(now: clock.now)
+        if dirty { try? persist() }
+        checkWaiters()
+    }
+
+    private var isBusy: Bool {
+        !outgoing.isEmpty || !toxReceipts.isEmpty || !bulkAssembler.isEmpty || !inviteAssembler.isEmpty
+            || !replyAssembler.isEmpty
+    }
+
+    /// Wakes the loop so queued work goes out now rather than after the idle sleep.
+    func noteActivity() {
+        lastActivity = clock.now
+        waker.wake()
+    }
+
+    func ensureAlive() throws(CarrierError) {
+        if killed { throw .notRunning }
+    }
+
+    // MARK: Events
+
+    /// A stream of every event from now on (except those for registered extensions).
+    public func events() -> AsyncStream<CarrierEvent> {
+        hub.subscribe { [weak self] id in Task { await self?.unsubscribe(id) } }
+    }
+
+    private func unsubscribe(_ id: UInt64) { hub.remove(id) }
+
+    func emit(_ event: CarrierEvent) { hub.send(event) }
+
+    func drop(from: UserId?, _ reason: String) {
+        emit(.dropped(from: from, reason: reason))
+    }
+
+    /// Waits until `condition` holds, re-checked after every loop iteration.
+    func wait(timeout: Duration, until condition: WaitCondition) async -> Bool {
+        if holds(condition) { return true }
+        if killed { return false }
+        nextWaiterId += 1
+        let id = nextWaiterId
+        return await withCheckedContinuation { continuation in
+            waiters[id] = StateWaiter(condition: condition, continuation: continuation)
+            Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                await self?.resumeWaiter(id, with: false)
+            }
+        }
+    }
+
+    private func resumeWaiter(_ id: UInt64, with value: Bool) {
+        waiters.removeValue(forKey: id)?.continuation.resume(returning: value)
+    }
+
+    private func checkWaiters() {
+        for (id, waiter) in waiters where holds(waiter.condition) { resumeWaiter(id, with: true) }
+    }
+
+    /// Waits until the node is connected to the network.
+    public func waitUntilReady(timeout: Duration) async -> Bool {
+        await wait(timeout: timeout, until: .ready)
+    }
+
+    public var ready: Bool { isReady }
+
+    public func stats() -> NodeStats { counters }
+
+    // MARK: Identity
+
+    public func address() -> CarrierAddress {
+        var bytes = [UInt8](repeating: 0, count: CarrierAddress.size)
+        tox_self_get_address(tox, &bytes)
+        return CarrierAddress(bytes: bytes) ?? CarrierAddress(userId: userId, nospam: tox_self_get_nospam(tox))
+    }
+
+    public func nospam() -> UInt32 { tox_self_get_nospam(tox) }
+
+    /// Changes the nospam: friend requests to the old address stop arriving.
+    public func setNospam(_ value: UInt32) throws(CarrierError) {
+        try ensureAlive()
+        tox_self_set_nospam(tox, value)
+        dirty = true
+    }
+
+    /// The 32-byte secret key, for backup and `CarrierOptions.secretKey`. Handle with care.
+    public func exportSecretKey() -> [UInt8] {
+        var key = [UInt8](repeating: 0, count: 32)
+        tox_self_get_secret_key(tox, &key)
+        return key
+    }
+
+    public func sign(_ message: [UInt8]) throws(CarrierError) -> [UInt8] {
+        var key = exportSecretKey()
+        defer { for index in key.indices { key[index] = 0 } }
+        do { return try IdentitySignature.sign(message: message, secretKey: key) } catch {
+            throw .invalidArgument(error.description)
+        }
+    }
+
+    /// Verifies a signature with a user id alone; no node needed.
+    public static func verify(message: [UInt8], signature: [UInt8], userId: UserId) -> Bool {
+        IdentitySignature.verify(message: message, signature: signature, userId: userId)
+    }
+
+    /// This node's DHT key, which changes on every start; others bootstrap with it.
+    public func dhtKey() -> [UInt8] {
+        var key = [UInt8](repeating: 0, count: 32)
+        tox_self_get_dht_id(tox, &key)
+        return key
+    }
+
+    public func udpPort() -> UInt16? {
+        var error = TOX_ERR_GET_PORT_OK
+        let port = tox_self_get_udp_port(tox, &error)
+        return error == TOX_ERR_GET_PORT_OK ? port : nil
+    }
+
+    /// The `host:port:key` entry others pass to `--bootstrap` to join through this node.
+    public func bootstrapEntry(host: String = "127.0.0.1") -> BootstrapNode? {
+        udpPort().map { BootstrapNode(host: host, port: $0, publicKey: dhtKey()) }
+    }
+
+    // MARK: Self info
+
+    public func userInfo() -> UserInfo { selfInfo }
+
+    public func setUserInfo(_ info: UserInfo) throws(CarrierError) {
+        try ensureAlive()
+        try info.validate()
+        let name = Array(info.name.utf8)
+        let packet = WirePacket.userInfo(info).encode()
+        guard tox_self_set_name(tox, name, name.count, nil),
+            tox_self_set_status_message(tox, packet, packet.count, nil)
+        else { throw .tox(function: "tox_self_set_status_message", code: -1) }
+        dirty = true
+        noteActivity()
+    }
+
+    public func setClientInfo(_ client: UserInfo.ClientInfo) throws(CarrierError) {
+        var info = selfInfo
+        info.client = client
+        try setUserInfo(info)
+    }
+
+    public func setProfileExtension(_ profile: UserInfo.ProfileExtension) throws(CarrierError) {
+        var info = selfInfo
+        info.profile = profile
+        try setUserInfo(info)
+    }
+
+    public func presence() -> Presence {
+        switch tox_self_get_status(tox) {
+        case TOX_USER_STATUS_AWAY: .away
+        case TOX_USER_STATUS_BUSY: .busy
+        default: .none
+        }
+    }
+
+    public func setPresence(_ presence: Presence) throws(CarrierError) {
+        try ensureAlive()
+        let status: Tox_User_Status =
+            switch presence {
+            case .none: TOX_USER_STATUS_NONE
+            case .away: TOX_USER_STATUS_AWAY
+            case .busy: TOX_USER_STATUS_BUSY
+            }
+        tox_self_set_status(tox, status)
+        dirty = true
+        noteActivity()
+    }
+
+    private var selfInfo: UserInfo {
+        let length = tox_self_get_status_message_size(tox)
+        var bytes = [UInt8](repeating: 0, count: length)
+        tox_self_get_status_message(tox, &bytes)
+        if case .userInfo(let info)? = try? WirePacket.decode(bytes) { return info }
+        return UserInfo()
+    }
+
+    // MARK: Persistence
+
+    func persist() throws(CarrierError) {
+        dirty = false
+        guard let store else { return }
+        try Self.save(tox: tox, to: store, labels: labels, awaitingAcceptance: awaitingAcceptance)
+    }
+
+    static func save(
+        tox: OpaquePointer, to store: NodeStore, labels: [UserId: String], awaitingAcceptance: Set<UserId>
+    ) throws(CarrierError) {
+        var savedata = [UInt8](repeating: 0, count: tox_get_savedata_size(tox))
+        tox_get_savedata(tox, &savedata)
+        let extra = NodeStore.Extra(
+            labels: Dictionary(uniqueKeysWithValues: labels.map { ($0.key.description, $0.value) }),
+            awaitingAcceptance: awaitingAcceptance.map(\.description).sorted())
+        try store.save(.init(toxSavedata: savedata, extra: extra))
+    }
+}

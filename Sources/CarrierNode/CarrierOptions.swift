@@ -1,0 +1,128 @@
+import Foundation
+
+/// How a node is set up: where it keeps its identity, how it reaches the
+/// network, and the timeouts of its protocols.
+public struct CarrierOptions: Sendable {
+    /// Identity and friend list live here (file `carrier.data`, mode 0600).
+    /// nil keeps nothing on disk: a fresh identity each run (bootstrap nodes, tests).
+    public var dataDirectory: String?
+    public var bootstrapNodes: [BootstrapNode] = []
+    /// false forces TCP relays.
+    public var udpEnabled = true
+    /// Keep all traffic on 127.0.0.1: no LAN discovery, no IPv6. toxcore cannot
+    /// bind to an address, so this also needs loopback bootstrap nodes.
+    public var loopbackOnly = false
+    /// UDP ports to try, in order; nil uses toxcore's default range 33445...33545.
+    public var udpPorts: ClosedRange<UInt16>?
+    /// When set, this node also serves as a TCP relay on that port (bootstrap nodes).
+    public var tcpRelayPort: UInt16?
+    /// A 32-byte secret key to create the identity from (import). Refused if the
+    /// data directory already holds a different identity.
+    public var secretKey: [UInt8]?
+    /// An invite with no reply ends with `InviteReply.timeout` after this long.
+    public var inviteTimeout: Duration = .seconds(300)
+    /// An incomplete fragmented message or invite is dropped after this long.
+    public var fragmentTimeout: Duration = .seconds(60)
+    /// A sent message with no receipt by then gets an error receipt.
+    public var receiptTimeout: Duration = .seconds(60)
+    /// The loop sleeps this long between iterations while traffic is in flight
+    /// (field notes: latency follows this sleep), and at most `idleInterval` otherwise.
+    public var busyInterval: Duration = .milliseconds(2)
+    public var idleInterval: Duration = .milliseconds(20)
+    /// Where messages go when the friend is offline (Express, in a later version).
+    public var offlineDelivery: (any OfflineDelivery)?
+
+    public init(dataDirectory: String? = nil, bootstrapNodes: [BootstrapNode] = []) {
+        self.dataDirectory = dataDirectory
+        self.bootstrapNodes = bootstrapNodes
+    }
+}
+
+/// Stores a message for a friend who is offline and delivers it later.
+/// The node calls it instead of failing when the friend is not connected.
+public protocol OfflineDelivery: Sendable {
+    /// Returns true once the message is stored (the receipt is then `.offline`).
+    func store(_ data: [UInt8], extension: String?, to friend: UserId, from me: UserId) async -> Bool
+}
+
+/// A node to join the network through: its host, UDP/TCP port and DHT key.
+public struct BootstrapNode: Equatable, Sendable, Codable, CustomStringConvertible {
+    public var host: String
+    public var port: UInt16
+    public var publicKey: [UInt8]
+
+    public init(host: String, port: UInt16, publicKey: [UInt8]) {
+        self.host = host
+        self.port = port
+        self.publicKey = publicKey
+    }
+
+    /// `host:port:key`, the key in base58 (as `carrier node` prints it) or 64 hex digits.
+    public init(parsing text: String) throws(CarrierError) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, !parts[0].isEmpty, let port = UInt16(parts[1]), port > 0 else {
+            throw .invalidArgument("bootstrap node \"\(text)\" is not host:port:key")
+        }
+        guard let key = Self.parseKey(parts[2]) else {
+            throw .invalidArgument("bootstrap key \"\(parts[2])\" is not 32 bytes in base58 or hex")
+        }
+        self.init(host: parts[0], port: port, publicKey: key)
+    }
+
+    static func parseKey(_ text: String) -> [UInt8]? {
+        if text.count == 64, text.allSatisfy(\.isHexDigit) {
+            var bytes: [UInt8] = []
+            var index = text.startIndex
+            while index < text.endIndex {
+                let next = text.index(index, offsetBy: 2)
+                guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
+                bytes.append(byte)
+                index = next
+            }
+            return bytes
+        }
+        guard let bytes = Base58.decode(text), bytes.count == 32 else { return nil }
+        return bytes
+    }
+
+    public var description: String { "\(host):\(port):\(Base58.encode(publicKey))" }
+
+    enum CodingKeys: String, CodingKey { case host, port, publicKey }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        host = try container.decode(String.self, forKey: .host)
+        port = try container.decode(UInt16.self, forKey: .port)
+        let keyText = try container.decode(String.self, forKey: .publicKey)
+        guard let key = Self.parseKey(keyText) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .publicKey, in: container, debugDescription: "not a 32-byte key in base58 or hex")
+        }
+        publicKey = key
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(host, forKey: .host)
+        try container.encode(port, forKey: .port)
+        try container.encode(Base58.encode(publicKey), forKey: .publicKey)
+    }
+}
+
+/// The JSON config file of `--config FILE`:
+/// `{"bootstrap":[{"host":"127.0.0.1","port":33445,"publicKey":"<base58>"}],"udp":true,"loopbackOnly":false}`.
+public struct NetworkConfig: Codable, Sendable {
+    public var bootstrap: [BootstrapNode]
+    public var udp: Bool?
+    public var loopbackOnly: Bool?
+
+    public static func load(path: String) throws(CarrierError) -> NetworkConfig {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw .invalidArgument("cannot read config file \(path): \(error.localizedDescription)")
+        }
+        do { return try JSONDecoder().decode(NetworkConfig.self, from: data) } catch {
+            throw .invalidArgument("config file \(path) is not valid: \(error)")
+        }
+    }
+}

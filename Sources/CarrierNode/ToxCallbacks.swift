@@ -1,0 +1,92 @@
+import CToxcore
+
+/// What toxcore reported during one `tox_iterate`, copied out of its buffers.
+enum ToxEvent {
+    case selfConnection(connected: Bool)
+    case friendRequest(publicKey: [UInt8], payload: [UInt8])
+    case friendMessage(friend: UInt32, data: [UInt8])
+    case friendReadReceipt(friend: UInt32, messageId: UInt32)
+    case friendConnection(friend: UInt32, connected: Bool)
+    case friendStatus(friend: UInt32, Presence)
+    case friendStatusMessage(friend: UInt32, [UInt8])
+    case conferenceInvite(friend: UInt32, cookie: [UInt8])
+    case conferenceConnected(conference: UInt32)
+    case conferenceMessage(conference: UInt32, peerKey: [UInt8]?, data: [UInt8])
+    case conferenceTitle(conference: UInt32, title: [UInt8])
+    case conferencePeerListChanged(conference: UInt32)
+}
+
+/// Collects toxcore's callbacks. toxcore calls them synchronously from inside
+/// `tox_iterate`, which only the `Carrier` actor calls, so they run on the
+/// actor's executor; the buffer is drained by the actor right after.
+final class ToxEventBuffer {
+    var events: [ToxEvent] = []
+
+    /// The `user_data` pointer for `tox_iterate`. The actor keeps the buffer alive.
+    var pointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    func drain() -> [ToxEvent] {
+        defer { events.removeAll(keepingCapacity: true) }
+        return events
+    }
+
+    static func install(on tox: OpaquePointer) {
+        tox_callback_self_connection_status(tox) { _, status, user in
+            ToxEventBuffer.append(user, .selfConnection(connected: status != TOX_CONNECTION_NONE))
+        }
+        tox_callback_friend_request(tox) { _, key, message, length, user in
+            guard let key else { return }
+            ToxEventBuffer.append(user, .friendRequest(publicKey: ToxEventBuffer.copy(key, 32), payload: ToxEventBuffer.copy(message, length)))
+        }
+        tox_callback_friend_message(tox) { _, friend, _, message, length, user in
+            ToxEventBuffer.append(user, .friendMessage(friend: friend, data: ToxEventBuffer.copy(message, length)))
+        }
+        tox_callback_friend_read_receipt(tox) { _, friend, messageId, user in
+            ToxEventBuffer.append(user, .friendReadReceipt(friend: friend, messageId: messageId))
+        }
+        tox_callback_friend_connection_status(tox) { _, friend, status, user in
+            ToxEventBuffer.append(user, .friendConnection(friend: friend, connected: status != TOX_CONNECTION_NONE))
+        }
+        tox_callback_friend_status(tox) { _, friend, status, user in
+            let presence: Presence =
+                switch status {
+                case TOX_USER_STATUS_AWAY: .away
+                case TOX_USER_STATUS_BUSY: .busy
+                default: .none
+                }
+            ToxEventBuffer.append(user, .friendStatus(friend: friend, presence))
+        }
+        tox_callback_friend_status_message(tox) { _, friend, message, length, user in
+            ToxEventBuffer.append(user, .friendStatusMessage(friend: friend, ToxEventBuffer.copy(message, length)))
+        }
+        tox_callback_conference_invite(tox) { _, friend, type, cookie, length, user in
+            guard type == TOX_CONFERENCE_TYPE_TEXT else { return }
+            ToxEventBuffer.append(user, .conferenceInvite(friend: friend, cookie: ToxEventBuffer.copy(cookie, length)))
+        }
+        tox_callback_conference_connected(tox) { _, conference, user in
+            ToxEventBuffer.append(user, .conferenceConnected(conference: conference))
+        }
+        tox_callback_conference_message(tox) { tox, conference, peer, _, message, length, user in
+            // Peer numbers change as peers come and go: resolve the key now.
+            var key = [UInt8](repeating: 0, count: 32)
+            let known = tox_conference_peer_get_public_key(tox, conference, peer, &key, nil)
+            ToxEventBuffer.append(user, .conferenceMessage(conference: conference, peerKey: known ? key : nil, data: ToxEventBuffer.copy(message, length)))
+        }
+        tox_callback_conference_title(tox) { _, conference, _, title, length, user in
+            ToxEventBuffer.append(user, .conferenceTitle(conference: conference, title: ToxEventBuffer.copy(title, length)))
+        }
+        tox_callback_conference_peer_list_changed(tox) { _, conference, user in
+            ToxEventBuffer.append(user, .conferencePeerListChanged(conference: conference))
+        }
+    }
+
+    private static func append(_ user: UnsafeMutableRawPointer?, _ event: ToxEvent) {
+        guard let user else { return }
+        Unmanaged<ToxEventBuffer>.fromOpaque(user).takeUnretainedValue().events.append(event)
+    }
+
+    private static func copy(_ pointer: UnsafePointer<UInt8>?, _ length: Int) -> [UInt8] {
+        guard let pointer, length > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: pointer, count: length))
+    }
+}

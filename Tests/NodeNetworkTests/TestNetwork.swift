@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+@testable import CarrierNode
+
+/// One local toxcore network shared by every test in this target: toxcore
+/// needs 8-10 s to join a fresh network, so it is started once. A bootstrap
+/// node (also a TCP relay, which is what reports "connected" on loopback) and
+/// three peers on 127.0.0.1; Alice is friends with Bob and with Carol, who are
+/// not friends with each other.
+struct TestNetwork: Sendable {
+    let bootstrap: Carrier
+    let alice: Carrier
+    let bob: Carrier
+    let carol: Carrier
+    let entry: BootstrapNode
+    let root: String
+
+    static func shared() async throws -> TestNetwork { try await Holder.instance.network() }
+
+    private actor Holder {
+        static let instance = Holder()
+        private var starting: Task<TestNetwork, any Error>?
+
+        func network() async throws -> TestNetwork {
+            if let starting { return try await starting.value }
+            let task = Task { try await TestNetwork.start() }
+            starting = task
+            return try await task.value
+        }
+    }
+
+    static func start() async throws -> TestNetwork {
+        let root = NSTemporaryDirectory() + "carrier-net-\(getpid())-\(UUID().uuidString.prefix(8))"
+        var bootstrapOptions = CarrierOptions()
+        bootstrapOptions.loopbackOnly = true
+        bootstrapOptions.tcpRelayPort = try freeTCPPort()
+        let bootstrap = try Carrier(options: bootstrapOptions)
+        let entry = try #require(await bootstrap.bootstrapEntry())
+        try await bootstrap.start()
+
+        let alice = try peer("alice", root: root, entry: entry)
+        let bob = try peer("bob", root: root, entry: entry)
+        let carol = try peer("carol", root: root, entry: entry)
+        for node in [alice, bob, carol] { try await node.start() }
+        for node in [alice, bob, carol] {
+            #expect(await node.waitUntilReady(timeout: .seconds(60)), "node did not join the local network")
+        }
+        try await befriend(alice, bob)
+        try await befriend(alice, carol)
+        return TestNetwork(bootstrap: bootstrap, alice: alice, bob: bob, carol: carol, entry: entry, root: root)
+    }
+
+    static func peer(_ name: String, root: String, entry: BootstrapNode, ports: ClosedRange<UInt16>? = nil) throws -> Carrier {
+        var options = CarrierOptions(dataDirectory: root + "/" + name, bootstrapNodes: [entry])
+        options.loopbackOnly = true
+        options.udpPorts = ports
+        return try Carrier(options: options)
+    }
+
+    /// `requester` adds `accepter` by address; `accepter` accepts the request
+    /// when it arrives; returns when both see the link up.
+    static func befriend(_ requester: Carrier, _ accepter: Carrier) async throws {
+        let requests = await accepter.events()
+        let requesterId = requester.userId
+        try await requester.addFriend(address: await accepter.address().description, hello: "hello from a test")
+        let hello = await nextEvent(requests, timeout: .seconds(60)) { event -> String? in
+            if case .friendRequest(let from, _, _, let hello) = event, from == requesterId { return hello }
+            return nil
+        }
+        #expect(hello == "hello from a test")
+        try await accepter.acceptFriend(requesterId)
+        #expect(await requester.waitUntilConnected(to: accepter.userId, timeout: .seconds(60)))
+        #expect(await accepter.waitUntilConnected(to: requesterId, timeout: .seconds(60)))
+    }
+
+    static func freeTCPPort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
+            }
+        }
+        try #require(bound, "cannot find a free TCP port")
+        return UInt16(bigEndian: address.sin_port)
+    }
+}
+
+/// The first event that `match` maps to a value, or nil after `timeout`.
+func nextEvent<T: Sendable>(
+    _ stream: AsyncStream<CarrierEvent>, timeout: Duration, _ match: @escaping @Sendable (CarrierEvent) -> T?
+) async -> T? {
+    await withTaskGroup(of: T?.self) { group in
+        group.addTask {
+            for await event in stream {
+                if let value = match(event) { return value }
+            }
+            return nil
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}
+
+func randomBytes(_ count: Int) -> [UInt8] {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+}
