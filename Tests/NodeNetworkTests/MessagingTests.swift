@@ -55,8 +55,9 @@ import Testing
         }
         await #expect(throws: CarrierError.self) { try await net.alice.sendMessage([], to: bob) }
         await #expect(throws: CarrierError.invalidUserId("nope")) { try await net.alice.sendMessage([1], to: "nope") }
-        await #expect(throws: CarrierError.notFriend(net.bob.userId.description)) {
-            try await net.carol.sendMessage([1], to: bob)
+        let stranger = try #require(UserId(publicKey: randomBytes(32)))
+        await #expect(throws: CarrierError.notFriend(stranger.description)) {
+            try await net.alice.sendMessage([1], to: stranger.description)
         }
         await #expect(throws: CarrierError.self) { try await net.alice.sendInvite(randomBytes(8193), to: bob) }
         await #expect(throws: CarrierError.self) { try await net.alice.sendMessage([1], to: bob + ":" + String(repeating: "x", count: 32)) }
