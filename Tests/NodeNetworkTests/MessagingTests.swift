@@ -30,9 +30,11 @@ import Testing
             if case .message(let from, nil, let data, _) = event, from == aliceId, data.count == payload.count { return data }
             return nil
         }
+        let started = ContinuousClock.now
         let receipt = try await net.alice.deliverMessage(payload, to: net.bob.userId.description)
         #expect(receipt == .delivered)
         let data = await arrived
+        print("5 MB bulk message took \(ContinuousClock.now - started)")
         #expect(data == payload)
     }
 

@@ -1,0 +1,22 @@
+/// One `carrier` subcommand.
+protocol Command {
+    static var name: String { get }
+    static var summary: String { get }
+    /// Full help: usage line, description, the command's options.
+    static var help: String { get }
+    static var valued: Set<String> { get }
+    static var flags: Set<String> { get }
+    /// Returns the exit code.
+    static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32
+}
+
+extension Command {
+    static var valued: Set<String> { [] }
+    static var flags: Set<String> { [] }
+}
+
+/// Every command, in the order `carrier --help` lists them.
+let commands: [any Command.Type] = [
+    IdCommand.self, SignCommand.self, VerifyCommand.self, NodeCommand.self, ListenCommand.self,
+    FriendCommand.self, MessageCommand.self, DemoCommand.self,
+]

@@ -1,0 +1,148 @@
+import CarrierNode
+import Foundation
+
+/// The node part of the demo: everything on 127.0.0.1 in one process.
+struct DemoCommand: Command {
+    static let name = "demo"
+    static let summary = "a local network in one process: two peers befriend and exchange messages"
+    static let help = """
+        Usage: carrier demo [--json]
+
+        Starts a bootstrap node and two peers (Alice and Bob) on 127.0.0.1 in one
+        process, befriends them, sends a message and a 1 MB bulk message with
+        receipts, and prints each step with its time. With --json the last line
+        is a JSON summary. Temporary data directories are removed at the end.
+        Exit 0 only if every step succeeded.
+        """
+
+    struct Step {
+        var name: String
+        var ms: Double
+        var detail: String
+    }
+
+    static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
+        _ = try arguments.positionals(0...0, usage: "carrier demo [--json]")
+        let output = global.output
+        let root = NSTemporaryDirectory() + "carrier-demo-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        var steps: [Step] = []
+        func record(_ name: String, since start: ContinuousClock.Instant, _ detail: String) {
+            let step = Step(name: name, ms: rounded((ContinuousClock.now - start).milliseconds), detail: detail)
+            steps.append(step)
+            if !output.json { output.line(String(format: "%-22@ %9.1f ms  %@", step.name as NSString, step.ms, step.detail)) }
+        }
+
+        var started = ContinuousClock.now
+        guard let port = PortProbe.freePort() else { throw CarrierError.invalidArgument("no free port on 127.0.0.1") }
+        var bootstrapOptions = CarrierOptions()
+        bootstrapOptions.loopbackOnly = true
+        bootstrapOptions.udpPorts = port...port
+        bootstrapOptions.tcpRelayPort = port
+        let bootstrap = try Carrier(options: bootstrapOptions)
+        try await bootstrap.start()
+        let entry = BootstrapNode(host: "127.0.0.1", port: port, publicKey: await bootstrap.dhtKey())
+        record("bootstrap node", since: started, entry.description)
+
+        func peer(_ name: String) throws -> Carrier {
+            var options = CarrierOptions(dataDirectory: root + "/" + name, bootstrapNodes: [entry])
+            options.loopbackOnly = true
+            return try Carrier(options: options)
+        }
+        let alice = try peer("alice")
+        let bob = try peer("bob")
+        let nodes = [bootstrap, alice, bob]
+        do {
+            let summary = try await story(alice: alice, bob: bob, record: record, started: &started)
+            for node in nodes { await node.stop() }
+            if output.json {
+                var json: [String: any Sendable] = ["ok": true, "bootstrap": entry.description]
+                for step in steps { json[step.name.replacingOccurrences(of: " ", with: "_") + "_ms"] = step.ms }
+                json.merge(summary) { $1 }
+                output.line(Output.encode(json))
+            } else {
+                output.line("all steps passed")
+            }
+            return 0
+        } catch {
+            for node in nodes { await node.stop() }
+            output.log("demo failed: \(error)")
+            if output.json { output.line(Output.encode(["ok": false, "error": "\(error)"])) }
+            return 1
+        }
+    }
+
+    /// Join, befriend, message, bulk message; each step bounded in time.
+    private static func story(
+        alice: Carrier, bob: Carrier, record: (String, ContinuousClock.Instant, String) -> Void,
+        started: inout ContinuousClock.Instant
+    ) async throws -> [String: any Sendable] {
+        started = ContinuousClock.now
+        try await alice.start()
+        try await bob.start()
+        for node in [alice, bob] where await !node.waitUntilReady(timeout: .seconds(60)) {
+            throw CarrierError.timedOut("joining the local network")
+        }
+        record("joined network", started, "Alice \(alice.userId.description.prefix(8))…, Bob \(bob.userId.description.prefix(8))…")
+
+        started = ContinuousClock.now
+        let bobEvents = await bob.events()
+        try await alice.addFriend(address: await bob.address().description, hello: "hi Bob, it's Alice")
+        let aliceId = alice.userId
+        let hello = await firstEvent(bobEvents, timeout: .seconds(60)) { event -> String? in
+            if case .friendRequest(aliceId, _, _, let hello) = event { return hello }
+            return nil
+        }
+        guard let hello else { throw CarrierError.timedOut("the friend request") }
+        try await bob.acceptFriend(aliceId)
+        guard await alice.waitUntilConnected(to: bob.userId, timeout: .seconds(60)),
+            await bob.waitUntilConnected(to: aliceId, timeout: .seconds(60))
+        else { throw CarrierError.timedOut("the friend connection") }
+        record("friends connected", started, "request \"\(hello)\" accepted")
+
+        started = ContinuousClock.now
+        let text = Array("hello Bob".utf8)
+        guard try await alice.deliverMessage(text, to: bob.userId.description) == .delivered else {
+            throw CarrierError.invalidArgument("the message was not delivered")
+        }
+        record("message delivered", started, "\"hello Bob\" with receipt")
+
+        started = ContinuousClock.now
+        var generator = SystemRandomNumberGenerator()
+        let bulk = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        async let arrived = firstEvent(bobEvents, timeout: .seconds(60)) { event -> [UInt8]? in
+            if case .message(aliceId, nil, let data, _) = event, data.count == bulk.count { return data }
+            return nil
+        }
+        let receipt = try await alice.deliverMessage(bulk, to: bob.userId.description)
+        let received = await arrived
+        guard receipt == .delivered, received == bulk else {
+            throw CarrierError.invalidArgument("the 1 MB message did not arrive intact (receipt \(receipt))")
+        }
+        let seconds = (ContinuousClock.now - started).milliseconds / 1000
+        let rate = rounded(1.048576 / max(seconds, 0.000_001))
+        record("1 MB bulk delivered", started, "identical bytes, \(rate) MB/s")
+        return ["bulkMBps": rate, "aliceUserId": aliceId.description, "bobUserId": bob.userId.description]
+    }
+}
+
+/// The first event `match` maps to a value, or nil after `timeout`.
+func firstEvent<T: Sendable>(
+    _ stream: AsyncStream<CarrierEvent>, timeout: Duration, _ match: @escaping @Sendable (CarrierEvent) -> T?
+) async -> T? {
+    await withTaskGroup(of: T?.self) { group in
+        group.addTask {
+            for await event in stream {
+                if let value = match(event) { return value }
+            }
+            return nil
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+}

@@ -1,0 +1,81 @@
+import CarrierNode
+import Foundation
+
+/// Options every command takes, before or after the command name.
+struct GlobalOptions {
+    static let valued: Set<String> = ["--data", "--bootstrap", "--config"]
+    static let flags: Set<String> = ["--json", "--help", "--loopback", "--tcp-only"]
+    static let help = """
+        Global options (before or after the command):
+          --data DIR                 identity and state (default: $XDG_DATA_HOME/carrier or ~/.local/share/carrier)
+          --bootstrap HOST:PORT:KEY  a node to join through, as `carrier node` prints it (repeatable)
+          --config FILE              JSON: {"bootstrap":[{"host":…,"port":…,"publicKey":…}],"udp":true,"loopbackOnly":false}
+          --loopback                 keep all traffic on 127.0.0.1 (no LAN discovery, no IPv6)
+          --tcp-only                 disable UDP; reach the network through TCP relays
+          --json                     machine-readable output: one JSON object per line on stdout
+          -h, --help                 help for the command
+        Logs and progress go to stderr.
+        """
+
+    var dataDirectory: String
+    var bootstrap: [BootstrapNode] = []
+    var udp = true
+    var loopback = false
+    var output: Output
+
+    init(_ arguments: Arguments) throws {
+        dataDirectory = arguments.value("--data") ?? Self.defaultDataDirectory()
+        output = Output(json: arguments.flag("--json"))
+        if let path = arguments.value("--config") {
+            let config = try NetworkConfig.load(path: path)
+            bootstrap = config.bootstrap
+            udp = config.udp ?? true
+            loopback = config.loopbackOnly ?? false
+        }
+        bootstrap += try arguments.all("--bootstrap").map { text throws(CarrierError) in try BootstrapNode(parsing: text) }
+        if arguments.flag("--tcp-only") { udp = false }
+        if arguments.flag("--loopback") { loopback = true }
+    }
+
+    static func defaultDataDirectory() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/carrier" }
+        return (environment["HOME"] ?? ".") + "/.local/share/carrier"
+    }
+
+    func nodeOptions() -> CarrierOptions {
+        var options = CarrierOptions(dataDirectory: dataDirectory, bootstrapNodes: bootstrap)
+        options.udpEnabled = udp
+        options.loopbackOnly = loopback
+        return options
+    }
+
+    /// Opens the node from the data directory, starts it and runs `body`; the
+    /// node is stopped (state saved) whatever `body` does.
+    func withOnlineNode(
+        _ options: CarrierOptions? = nil, _ body: (Carrier) async throws -> Int32
+    ) async throws -> Int32 {
+        let options = options ?? nodeOptions()
+        guard !options.bootstrapNodes.isEmpty else {
+            throw UsageError("no bootstrap node: pass --bootstrap HOST:PORT:KEY (run `carrier node` to get one) or --config FILE")
+        }
+        let node = try Carrier(options: options)
+        do {
+            try await node.start()
+            let code = try await body(node)
+            await node.stop()
+            return code
+        } catch {
+            await node.stop()
+            throw error
+        }
+    }
+
+    /// Waits for the network, logging if it takes a while.
+    func waitUntilReady(_ node: Carrier, timeout: Duration) async throws {
+        output.log("joining the network…")
+        guard await node.waitUntilReady(timeout: timeout) else {
+            throw CarrierError.timedOut("not connected to the network after \(timeout); check --bootstrap")
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import CarrierNode
+import Foundation
+
+struct IdCommand: Command {
+    static let name = "id"
+    static let summary = "print this node's user id and address (creating the identity if needed)"
+    static let help = """
+        Usage: carrier id [--import-key HEX]
+
+        Prints the user id (base58 of the 32-byte public key, what friends know you by)
+        and the address (what others pass to `carrier friend add`). Creates an identity
+        in the data directory on first use. --json prints {"userId":…,"address":…}.
+
+          --import-key HEX   create the identity from a 32-byte secret key (64 hex digits),
+                             in a data directory that holds no other identity
+        """
+    static let valued: Set<String> = ["--import-key"]
+
+    static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
+        _ = try arguments.positionals(0...0, usage: "carrier id [--import-key HEX]")
+        var options = global.nodeOptions()
+        if let hex = arguments.value("--import-key") {
+            guard let key = hexBytes(hex), key.count == 32 else { throw UsageError("--import-key takes 64 hex digits") }
+            options.secretKey = key
+        }
+        let node = try Carrier(options: options)
+        let address = await node.address()
+        await node.stop()
+        global.output.result(
+            "userId:  \(node.userId)\naddress: \(address)",
+            ["userId": node.userId.description, "address": address.description])
+        return 0
+    }
+}
+
+struct SignCommand: Command {
+    static let name = "sign"
+    static let summary = "sign a message with this node's identity key"
+    static let help = """
+        Usage: carrier sign MESSAGE
+
+        Prints the 64-byte identity signature of MESSAGE (its UTF-8 bytes) in hex.
+        Anyone can check it with `carrier verify USERID MESSAGE SIGNATURE`.
+        """
+
+    static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
+        let message = try arguments.positionals(1...1, usage: "carrier sign MESSAGE")[0]
+        let node = try Carrier(options: global.nodeOptions())
+        let signature: [UInt8]
+        do { signature = try await node.sign(Array(message.utf8)) } catch {
+            await node.stop()
+            throw error
+        }
+        await node.stop()
+        let hex = signature.map { String(format: "%02x", $0) }.joined()
+        global.output.result(hex, ["userId": node.userId.description, "signature": hex])
+        return 0
+    }
+}
+
+struct VerifyCommand: Command {
+    static let name = "verify"
+    static let summary = "check a signature against a user id (exit 0 valid, 1 not)"
+    static let help = """
+        Usage: carrier verify USERID MESSAGE SIGNATURE
+
+        Exits 0 if SIGNATURE (hex) is USERID's signature of MESSAGE, 1 if not.
+        Needs no identity and no network.
+        """
+
+    static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
+        let values = try arguments.positionals(3...3, usage: "carrier verify USERID MESSAGE SIGNATURE")
+        guard let userId = UserId(values[0]) else { throw CarrierError.invalidUserId(values[0]) }
+        let signature = hexBytes(values[2]) ?? []
+        let valid = Carrier.verify(message: Array(values[1].utf8), signature: signature, userId: userId)
+        global.output.result(valid ? "valid" : "invalid", ["valid": valid])
+        return valid ? 0 : 1
+    }
+}
+
+func hexBytes(_ text: String) -> [UInt8]? {
+    guard text.count % 2 == 0 else { return nil }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(text.count / 2)
+    var index = text.startIndex
+    while index < text.endIndex {
+        let next = text.index(index, offsetBy: 2)
+        guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
+        bytes.append(byte)
+        index = next
+    }
+    return bytes
+}

@@ -1,0 +1,82 @@
+import CarrierNode
+import Foundation
+
+struct NodeCommand: Command {
+    static let name = "node"
+    static let summary = "run a bootstrap node (DHT + TCP relay) and print its host:port:key"
+    static let help = """
+        Usage: carrier node [--host 127.0.0.1] [--port N]
+
+        Runs a bootstrap node for a private network until Ctrl-C. Prints one line,
+        HOST:PORT:KEY (key in base58), to pass to other commands as --bootstrap.
+        It serves the DHT over UDP and a TCP relay on the same port. Its key is new
+        on every start.
+
+          --host HOST   the address others reach it at (printed; toxcore listens on all)
+          --port N      UDP and TCP port (default: a free one)
+        """
+    static let valued: Set<String> = ["--host", "--port"]
+
+    static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
+        _ = try arguments.positionals(0...0, usage: "carrier node [--host HOST] [--port N]")
+        let host = arguments.value("--host") ?? "127.0.0.1"
+        guard let port = try arguments.port("--port") ?? PortProbe.freePort() else {
+            throw CarrierError.invalidArgument("no free port found; pass --port")
+        }
+        var options = CarrierOptions(dataDirectory: nil, bootstrapNodes: global.bootstrap)
+        options.udpPorts = port...port
+        options.tcpRelayPort = port
+        options.loopbackOnly = global.loopback || host == "127.0.0.1"
+        let node = try Carrier(options: options)
+        try await node.start()
+        let entry = BootstrapNode(host: host, port: port, publicKey: await node.dhtKey())
+        global.output.result(entry.description, ["bootstrap": entry.description])
+        global.output.log("bootstrap node running on port \(port); Ctrl-C to stop")
+        await Termination.wait()
+        await node.stop()
+        return 0
+    }
+}
+
+struct ListenCommand: Command {
+    static let name = "listen"
+    static let summary = "go online and print every event until Ctrl-C"
+    static let help = """
+        Usage: carrier listen [--accept-friends]
+
+        Goes online and prints each event (friend requests, connections, messages,
+        invites, receipts, groups) as a line, or a JSON object per line with --json.
+        Invites are answered with status 0 so their senders do not wait for a timeout.
+
+          --accept-friends   accept every friend request
+        """
+    static let flags: Set<String> = ["--accept-friends"]
+
+    static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
+        _ = try arguments.positionals(0...0, usage: "carrier listen [--accept-friends]")
+        let acceptFriends = arguments.flag("--accept-friends")
+        return try await global.withOnlineNode { node in
+            let events = await node.events()
+            let output = global.output
+            output.log("listening as \(node.userId) (address \(await node.address())); Ctrl-C to stop")
+            let printer = Task {
+                for await event in events {
+                    let (text, json) = EventFormatter.describe(event)
+                    output.result(text, json)
+                    switch event {
+                    case .friendRequest(let from, _, _, _) where acceptFriends:
+                        do { try await node.acceptFriend(from) } catch { output.log("cannot accept \(from): \(error)") }
+                    case .inviteRequest(let invite):
+                        try? await node.replyInvite(invite, status: 0)
+                    default: break
+                    }
+                }
+            }
+            await Termination.wait()
+            output.log("stopping")
+            await node.stop()
+            await printer.value
+            return 0
+        }
+    }
+}
