@@ -16,6 +16,8 @@ struct DemoCommand: Command {
         """
 
     struct Step {
+        /// camelCase key of the step's time in the JSON summary, e.g. `joinMs`.
+        var key: String
         var name: String
         var ms: Double
         var detail: String
@@ -27,10 +29,13 @@ struct DemoCommand: Command {
         let root = NSTemporaryDirectory() + "carrier-demo-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: root) }
         var steps: [Step] = []
-        func record(_ name: String, since start: ContinuousClock.Instant, _ detail: String) {
-            let step = Step(name: name, ms: rounded((ContinuousClock.now - start).milliseconds), detail: detail)
+        func record(_ key: String, _ name: String, since start: ContinuousClock.Instant, _ detail: String) {
+            let step = Step(key: key, name: name, ms: rounded((ContinuousClock.now - start).milliseconds), detail: detail)
             steps.append(step)
-            if !output.json { output.line(String(format: "%-22@ %9.1f ms  %@", step.name as NSString, step.ms, step.detail)) }
+            if !output.json {
+                let time = String(format: "%9.1f ms", step.ms)
+                output.line(step.name.padding(toLength: 20, withPad: " ", startingAt: 0) + time + "  " + step.detail)
+            }
         }
 
         var started = ContinuousClock.now
@@ -42,7 +47,7 @@ struct DemoCommand: Command {
         let bootstrap = try Carrier(options: bootstrapOptions)
         try await bootstrap.start()
         let entry = BootstrapNode(host: "127.0.0.1", port: port, publicKey: await bootstrap.dhtKey())
-        record("bootstrap node", since: started, entry.description)
+        record("bootstrapMs", "bootstrap node", since: started, entry.description)
 
         func peer(_ name: String) throws -> Carrier {
             var options = CarrierOptions(dataDirectory: root + "/" + name, bootstrapNodes: [entry])
@@ -57,7 +62,7 @@ struct DemoCommand: Command {
             for node in nodes { await node.stop() }
             if output.json {
                 var json: [String: any Sendable] = ["ok": true, "bootstrap": entry.description]
-                for step in steps { json[step.name.replacingOccurrences(of: " ", with: "_") + "_ms"] = step.ms }
+                for step in steps { json[step.key] = step.ms }
                 json.merge(summary) { $1 }
                 output.line(Output.encode(json))
             } else {
@@ -74,7 +79,7 @@ struct DemoCommand: Command {
 
     /// Join, befriend, message, bulk message; each step bounded in time.
     private static func story(
-        alice: Carrier, bob: Carrier, record: (String, ContinuousClock.Instant, String) -> Void,
+        alice: Carrier, bob: Carrier, record: (String, String, ContinuousClock.Instant, String) -> Void,
         started: inout ContinuousClock.Instant
     ) async throws -> [String: any Sendable] {
         started = ContinuousClock.now
@@ -83,7 +88,7 @@ struct DemoCommand: Command {
         for node in [alice, bob] where await !node.waitUntilReady(timeout: .seconds(60)) {
             throw CarrierError.timedOut("joining the local network")
         }
-        record("joined network", started, "Alice \(alice.userId.description.prefix(8))…, Bob \(bob.userId.description.prefix(8))…")
+        record("joinMs", "joined network", started, "Alice \(alice.userId.description.prefix(8))…, Bob \(bob.userId.description.prefix(8))…")
 
         started = ContinuousClock.now
         let bobEvents = await bob.events()
@@ -98,14 +103,18 @@ struct DemoCommand: Command {
         guard await alice.waitUntilConnected(to: bob.userId, timeout: .seconds(60)),
             await bob.waitUntilConnected(to: aliceId, timeout: .seconds(60))
         else { throw CarrierError.timedOut("the friend connection") }
-        record("friends connected", started, "request \"\(hello)\" accepted")
+        record("friendMs", "friends connected", started, "request \"\(hello)\" accepted")
 
         started = ContinuousClock.now
         let text = Array("hello Bob".utf8)
         guard try await alice.deliverMessage(text, to: bob.userId.description) == .delivered else {
             throw CarrierError.invalidArgument("the message was not delivered")
         }
-        record("message delivered", started, "\"hello Bob\" with receipt")
+        record("messageMs", "message delivered", started, "\"hello Bob\" with receipt")
+
+        started = ContinuousClock.now
+        let direct = await alice.waitUntilLinked(to: bob.userId, over: .udp, timeout: .seconds(30))
+        record("directLinkMs", "direct link", started, direct ? "UDP (was relayed over TCP)" : "still relayed over TCP after 30 s")
 
         started = ContinuousClock.now
         var generator = SystemRandomNumberGenerator()
@@ -121,8 +130,8 @@ struct DemoCommand: Command {
         }
         let seconds = (ContinuousClock.now - started).milliseconds / 1000
         let rate = rounded(1.048576 / max(seconds, 0.000_001))
-        record("1 MB bulk delivered", started, "identical bytes, \(rate) MB/s")
-        return ["bulkMBps": rate, "aliceUserId": aliceId.description, "bobUserId": bob.userId.description]
+        record("bulkMs", "1 MB bulk delivered", started, "identical bytes, \(rate) MB/s")
+        return ["bulkMBps": rate, "directLink": direct, "aliceUserId": aliceId.description, "bobUserId": bob.userId.description]
     }
 }
 

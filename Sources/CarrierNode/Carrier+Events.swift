@@ -11,14 +11,12 @@ extension Carrier {
             }
         case .friendRequest(let key, let payload):
             handleFriendRequest(key: key, payload: payload)
-        case .friendMessage(let number, let data):
+        case .friendPacket(let number, let data):
             guard let friend = friendIds[number] else { return }
             lastActivity = clock.now
             handlePacket(data, from: friend)
-        case .friendReadReceipt(let number, let toxId):
-            handleReadReceipt(friend: number, toxId: toxId)
-        case .friendConnection(let number, let isConnected):
-            handleFriendConnection(number: number, connected: isConnected)
+        case .friendConnection(let number, let link):
+            handleFriendConnection(number: number, link: link)
         case .friendStatus(let number, let presence):
             guard let friend = friendIds[number] else { return }
             friends[friend]?.presence = presence
@@ -64,9 +62,13 @@ extension Carrier {
         emit(.friendRequest(from: from, name: request.name, description: request.description, hello: request.hello))
     }
 
-    private func handleFriendConnection(number: UInt32, connected isConnected: Bool) {
+    /// toxcore reports UDP/TCP switches too; only up/down changes are events.
+    private func handleFriendConnection(number: UInt32, link: FriendLink?) {
         guard let friend = friendIds[number] else { return }
-        friends[friend]?.connected = isConnected
+        let wasConnected = friends[friend]?.connected ?? false
+        friends[friend]?.link = link
+        let isConnected = link != nil
+        guard isConnected != wasConnected else { return }
         if !isConnected {
             forgetFriendTraffic(number: number, id: friend, reason: "the friend went offline")
         } else if awaitingAcceptance.remove(friend) != nil {
@@ -83,16 +85,23 @@ extension Carrier {
             return drop(from: friend, "malformed packet: \(error)")
         }
         switch packet {
-        case .message(let ext, let body):
-            deliverMessage(from: friend, ext: ext, data: body)
+        case .message(let ext, let body, let messageId):
+            let refusal = deliverMessage(from: friend, ext: ext, data: body)
+            sendReceipt(messageId, to: friend, refusal: refusal)
         case .bulk(let fragment):
             switch bulkAssembler.add(fragment, from: friend, now: clock.now) {
-            case .incomplete: break
-            case .complete(let body): deliverMessage(from: friend, ext: fragment.ext, data: body)
+            case .incomplete, .discarded: break
+            case .complete(let body):
+                let refusal = deliverMessage(from: friend, ext: fragment.ext, data: body)
+                sendReceipt(fragment.messageId, to: friend, refusal: refusal)
             case .rejected(let error):
                 counters.rejectedFragments += 1
                 drop(from: friend, "bulk message fragment rejected: \(error)")
+                sendReceipt(fragment.messageId, to: friend, refusal: "the message was dropped: \(error)")
             }
+        case .receipt(let messageId, let status, let reason):
+            guard receipts[messageId]?.to == friend else { return }
+            finishReceipt(messageId, status == 0 ? .delivered : .error(reason ?? "refused by the friend (\(status))"))
         case .inviteRequest(let fragment):
             handleInviteFragment(fragment, from: friend)
         case .inviteResponse(let fragment, let status, let reason):
@@ -123,6 +132,5 @@ extension Carrier {
         for key in Array(pendingInvites.keys) { resolveInvite(key, InviteReply(status: -1, reason: reason)) }
         for id in Array(receipts.keys) { finishReceipt(id, .error(reason)) }
         outgoing = [:]
-        toxReceipts = [:]
     }
 }

@@ -86,12 +86,21 @@ extension Carrier {
 
     public func friendInfo(_ id: UserId) -> FriendInfo? {
         guard let state = friends[id] else { return nil }
-        return FriendInfo(userId: id, label: labels[id] ?? "", connected: state.connected, presence: state.presence, info: state.info)
+        return FriendInfo(
+            userId: id, label: labels[id] ?? "", connected: state.connected, link: state.link, presence: state.presence,
+            info: state.info)
     }
 
     /// Waits until a friend's link is up.
     public func waitUntilConnected(to id: UserId, timeout: Duration) async -> Bool {
         await wait(timeout: timeout, until: .friendConnected(id))
+    }
+
+    /// Waits until a friend is reached over `link`. On a fresh network toxcore
+    /// connects friends through a TCP relay first and finds the direct UDP
+    /// path seconds later; bulk traffic is much faster once it has.
+    public func waitUntilLinked(to id: UserId, over link: FriendLink, timeout: Duration) async -> Bool {
+        await wait(timeout: timeout, until: .friendLink(id, link))
     }
 
     func friendNumber(_ id: UserId) throws(CarrierError) -> UInt32 {
@@ -115,7 +124,6 @@ extension Carrier {
         if var queue = outgoing.removeValue(forKey: number) {
             for receipt in queue.removeAll() { finishReceipt(receipt, .error(reason)) }
         }
-        for receipt in (toxReceipts.removeValue(forKey: number) ?? [:]).values { finishReceipt(receipt, .error(reason)) }
         for (receipt, pending) in receipts where pending.to == id { finishReceipt(receipt, .error(reason)) }
         bulkAssembler.removeAll(from: id)
         inviteAssembler.removeAll(from: id)

@@ -55,11 +55,11 @@ extension Carrier {
         incomingInvites[key] = nil
     }
 
-    private func enqueue(_ packets: [WirePacket], to number: UInt32, friend: UserId) throws(CarrierError) {
+    func enqueue(_ packets: [WirePacket], to number: UInt32, friend: UserId) throws(CarrierError) {
         var queue = outgoing[number] ?? OutgoingQueue()
-        let encoded = packets.map { $0.encode() }
-        guard queue.hasRoom(for: encoded.reduce(0) { $0 + $1.count }) else { throw .queueFull(friend.description) }
-        for bytes in encoded { queue.append(.init(bytes: bytes, receipt: nil)) }
+        let encoded = packets.map { OutgoingQueue.Packet($0) }
+        guard queue.hasRoom(for: encoded.reduce(0) { $0 + $1.bytes.count }) else { throw .queueFull(friend.description) }
+        for packet in encoded { queue.append(packet) }
         outgoing[number] = queue
         flushOutgoing()
         noteActivity()
@@ -67,7 +67,7 @@ extension Carrier {
 
     func handleInviteFragment(_ fragment: WirePacket.Fragment, from friend: UserId) {
         switch inviteAssembler.add(fragment, from: friend, now: clock.now) {
-        case .incomplete: return
+        case .incomplete, .discarded: return
         case .rejected(let error):
             counters.rejectedFragments += 1
             drop(from: friend, "invite fragment rejected: \(error)")
@@ -96,7 +96,7 @@ extension Carrier {
             return resolveInvite(key, InviteReply(status: status, reason: reason))
         }
         switch replyAssembler.add(fragment, from: friend, now: clock.now) {
-        case .incomplete: return
+        case .incomplete, .discarded: return
         case .rejected(let error):
             counters.rejectedFragments += 1
             drop(from: friend, "invite reply fragment rejected: \(error)")

@@ -1,6 +1,8 @@
 import Foundation
 
 extension Carrier {
+    /// A sent message awaiting the friend's receipt packet, which its node
+    /// sends once the whole message reached its application (or was refused).
     struct PendingReceipt {
         var to: UserId
         /// Set once the last piece is with toxcore: no receipt by then is an error.
@@ -31,11 +33,12 @@ extension Carrier {
         var queue = outgoing[number] ?? OutgoingQueue()
         guard queue.hasRoom(for: data.count) else { throw .queueFull(friend.description) }
         if data.count <= WirePacket.fragmentDataSize {
-            queue.append(.init(bytes: WirePacket.message(ext: ext, data: data).encode(), receipt: id))
+            queue.append(.init(.message(ext: ext, data: data, messageId: id), receipt: id))
         } else {
-            let pieces = WirePacket.Fragment.split(data, ext: ext, transferId: UInt64.random(in: 1...UInt64.max))
+            let transferId = UInt64.random(in: 1...UInt64.max)
+            let pieces = WirePacket.Fragment.split(data, ext: ext, transferId: transferId, messageId: id)
             for (index, piece) in pieces.enumerated() {
-                queue.append(.init(bytes: WirePacket.bulk(piece).encode(), receipt: index == pieces.count - 1 ? id : nil))
+                queue.append(.init(.bulk(piece), receipt: index == pieces.count - 1 ? id : nil))
             }
         }
         outgoing[number] = queue
@@ -66,30 +69,34 @@ extension Carrier {
         receiptWaiters.removeValue(forKey: id)?.resume(returning: state)
     }
 
-    func handleReadReceipt(friend number: UInt32, toxId: UInt32) {
-        guard let id = toxReceipts[number]?.removeValue(forKey: toxId) else { return }
-        if toxReceipts[number]?.isEmpty == true { toxReceipts[number] = nil }
-        finishReceipt(id, .delivered)
-    }
-
-    func deliverMessage(from friend: UserId, ext: String?, data: [UInt8]) {
-        counters.messagesReceived += 1
+    /// Hands a received message to the application; returns why it was refused, if it was.
+    func deliverMessage(from friend: UserId, ext: String?, data: [UInt8]) -> String? {
         let event = CarrierEvent.message(from: friend, extension: ext, data: data, timestamp: Date())
-        guard let ext else { return emit(event) }
+        guard let ext else {
+            counters.messagesReceived += 1
+            emit(event)
+            return nil
+        }
         guard let extensionHub = extensionHubs[ext] else {
             counters.unknownExtension += 1
-            return drop(from: friend, "message for unregistered extension \(ext)")
+            drop(from: friend, "message for unregistered extension \(ext)")
+            return "no extension \(ext)"
         }
+        counters.messagesReceived += 1
         extensionHub.send(event)
+        return nil
+    }
+
+    /// Tells the sender its message arrived (or why not), if it asked.
+    func sendReceipt(_ messageId: UInt32?, to friend: UserId, refusal: String?) {
+        guard let messageId, let number = friends[friend]?.number else { return }
+        let packet = WirePacket.receipt(messageId: messageId, status: refusal == nil ? 0 : 1, reason: refusal.map { String($0.utf8.prefix(WirePacket.maxReasonLength)) ?? "refused" })
+        try? enqueue([packet], to: number, friend: friend)
     }
 
     func expireReceipts(now: ContinuousClock.Instant) {
         for (id, pending) in receipts {
             if let deadline = pending.deadline, now > deadline {
-                for (number, map) in toxReceipts {
-                    if let key = map.first(where: { $0.value == id })?.key { toxReceipts[number]?[key] = nil }
-                }
-                toxReceipts = toxReceipts.filter { !$0.value.isEmpty }
                 finishReceipt(id, .error("no receipt within \(options.receiptTimeout)"))
             }
         }

@@ -89,27 +89,28 @@ extension Carrier {
         return (id, state)
     }
 
-    /// Hands queued packets to toxcore until its send queue is full.
+    /// Hands queued packets to toxcore until its congestion window is full.
+    /// Lossless custom packets (not friend messages) are used because toxcore
+    /// paces them: a burst of messages overflows the receiver and collapses.
     func flushOutgoing() {
         for number in Array(outgoing.keys) {
             guard var queue = outgoing.removeValue(forKey: number) else { continue }
             defer { if !queue.isEmpty { outgoing[number] = queue } }
             while let packet = queue.first {
-                var error = TOX_ERR_FRIEND_SEND_MESSAGE_OK
-                let toxId = packet.bytes.withUnsafeBufferPointer { buffer in
-                    tox_friend_send_message(tox, number, TOX_MESSAGE_TYPE_NORMAL, buffer.baseAddress, buffer.count, &error)
+                var error = TOX_ERR_FRIEND_CUSTOM_PACKET_OK
+                let sent = packet.bytes.withUnsafeBufferPointer { buffer in
+                    tox_friend_send_lossless_packet(tox, number, buffer.baseAddress, buffer.count, &error)
                 }
-                if error == TOX_ERR_FRIEND_SEND_MESSAGE_SENDQ { break }
-                guard error == TOX_ERR_FRIEND_SEND_MESSAGE_OK else {
-                    let reason = error == TOX_ERR_FRIEND_SEND_MESSAGE_FRIEND_NOT_CONNECTED ? "the friend went offline" : "toxcore refused the message (error \(error.rawValue))"
+                if error == TOX_ERR_FRIEND_CUSTOM_PACKET_SENDQ { break }
+                guard sent else {
+                    let reason =
+                        error == TOX_ERR_FRIEND_CUSTOM_PACKET_FRIEND_NOT_CONNECTED
+                        ? "the friend went offline" : "toxcore refused the packet (error \(error.rawValue))"
                     for id in queue.removeAll() { finishReceipt(id, .error(reason)) }
                     break
                 }
                 queue.removeFirst()
-                if let receipt = packet.receipt {
-                    toxReceipts[number, default: [:]][toxId] = receipt
-                    receipts[receipt]?.deadline = clock.now + options.receiptTimeout
-                }
+                if let receipt = packet.receipt { receipts[receipt]?.deadline = clock.now + options.receiptTimeout }
             }
         }
     }

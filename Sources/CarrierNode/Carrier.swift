@@ -42,7 +42,6 @@ public actor Carrier {
     var outgoing: [UInt32: OutgoingQueue] = [:]
     var nextMessageId: MessageId = 1
     var receipts: [MessageId: PendingReceipt] = [:]
-    var toxReceipts: [UInt32: [UInt32: MessageId]] = [:]
     var receiptWaiters: [MessageId: CheckedContinuation<ReceiptState, Never>] = [:]
     var finishedReceipts: [MessageId: ReceiptState] = [:]
     var finishedOrder: [MessageId] = []
@@ -56,7 +55,8 @@ public actor Carrier {
 
     struct FriendState {
         var number: UInt32
-        var connected = false
+        var link: FriendLink?
+        var connected: Bool { link != nil }
         var presence = Presence.none
         var info = UserInfo()
     }
@@ -70,12 +70,14 @@ public actor Carrier {
     enum WaitCondition {
         case ready
         case friendConnected(UserId)
+        case friendLink(UserId, FriendLink)
     }
 
     func holds(_ condition: WaitCondition) -> Bool {
         switch condition {
         case .ready: isReady
         case .friendConnected(let id): friends[id]?.connected == true
+        case .friendLink(let id, let link): friends[id]?.link == link
         }
     }
 
@@ -177,7 +179,7 @@ public actor Carrier {
     }
 
     private var isBusy: Bool {
-        !outgoing.isEmpty || !toxReceipts.isEmpty || !bulkAssembler.isEmpty || !inviteAssembler.isEmpty
+        !outgoing.isEmpty || !receipts.isEmpty || !bulkAssembler.isEmpty || !inviteAssembler.isEmpty
             || !replyAssembler.isEmpty
     }
 

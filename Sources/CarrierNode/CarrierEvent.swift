@@ -41,10 +41,17 @@ public enum ReceiptState: Equatable, Sendable {
     case error(String)
 }
 
+/// How a friend is reached: directly over UDP, or through a TCP relay.
+public enum FriendLink: String, Sendable, Codable {
+    case udp, tcp
+}
+
 public struct FriendInfo: Equatable, Sendable, Codable {
     public var userId: UserId
     public var label: String
     public var connected: Bool
+    /// nil while offline.
+    public var link: FriendLink?
     public var presence: Presence
     public var info: UserInfo
 }

@@ -18,6 +18,8 @@ struct FragmentAssembler<Peer: Hashable> {
         case incomplete
         case complete([UInt8])
         case rejected(AssemblyError)
+        /// A later fragment of a transfer already rejected: dropped without another report.
+        case discarded
     }
 
     struct Key: Hashable {
@@ -34,6 +36,9 @@ struct FragmentAssembler<Peer: Hashable> {
     let limits: Limits
     private var transfers: [Key: Transfer] = [:]
     private var bufferedBytes = 0
+    /// The most recently rejected transfers (bounded), to discard their remaining fragments.
+    private var failed: [Key] = []
+    static var failedMemory: Int { 64 }
 
     init(limits: Limits) { self.limits = limits }
 
@@ -43,8 +48,11 @@ struct FragmentAssembler<Peer: Hashable> {
     mutating func add(_ fragment: WirePacket.Fragment, from peer: Peer, now: ContinuousClock.Instant) -> Outcome {
         let key = Key(peer: peer, transferId: fragment.transferId)
         let total = Int(fragment.total)
+        if failed.contains(key) { return .discarded }
         guard var transfer = transfers[key] else {
-            return start(fragment, key: key, now: now)
+            let outcome = start(fragment, key: key, now: now)
+            if case .rejected = outcome { rememberFailure(key) }
+            return outcome
         }
         guard total == transfer.total else { return fail(key, .inconsistentTotal) }
         guard Int(fragment.offset) == transfer.data.count else { return fail(key, .missingFragment) }
@@ -61,7 +69,10 @@ struct FragmentAssembler<Peer: Hashable> {
     /// Drops transfers that saw no fragment within the timeout; returns their keys.
     mutating func expire(now: ContinuousClock.Instant) -> [Key] {
         let expired = transfers.filter { now - $0.value.lastSeen > limits.timeout }.map(\.key)
-        for key in expired { remove(key) }
+        for key in expired {
+            remove(key)
+            rememberFailure(key)
+        }
         return expired
     }
 
@@ -98,7 +109,13 @@ struct FragmentAssembler<Peer: Hashable> {
 
     private mutating func fail(_ key: Key, _ error: AssemblyError) -> Outcome {
         remove(key)
+        rememberFailure(key)
         return .rejected(error)
+    }
+
+    private mutating func rememberFailure(_ key: Key) {
+        failed.append(key)
+        if failed.count > Self.failedMemory { failed.removeFirst() }
     }
 
     private mutating func remove(_ key: Key) {

@@ -1,11 +1,17 @@
-/// Packets waiting for room in toxcore's send queue, per friend. toxcore
-/// refuses a message when its queue is full (`SENDQ`); the node keeps the rest
-/// here and retries every loop iteration. Bounded in bytes.
+/// Packets waiting for room in toxcore's send window, per friend. toxcore
+/// refuses a packet when its congestion window is full (`SENDQ`); the node
+/// keeps the rest here and retries every loop iteration. Bounded in bytes.
 struct OutgoingQueue {
     struct Packet {
+        /// The lossless packet: id byte, then the encoded node packet.
         var bytes: [UInt8]
-        /// Set on the last packet of a message: its toxcore receipt completes the message.
+        /// Set on the last packet of a message: once it is sent, the receipt's deadline starts.
         var receipt: MessageId?
+
+        init(_ packet: WirePacket, receipt: MessageId? = nil) {
+            bytes = [ToxEventBuffer.packetId] + packet.encode()
+            self.receipt = receipt
+        }
     }
 
     /// At most this many bytes wait per friend (three 5 MB messages and change).

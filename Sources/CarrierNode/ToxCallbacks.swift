@@ -4,9 +4,9 @@ import CToxcore
 enum ToxEvent {
     case selfConnection(connected: Bool)
     case friendRequest(publicKey: [UInt8], payload: [UInt8])
-    case friendMessage(friend: UInt32, data: [UInt8])
-    case friendReadReceipt(friend: UInt32, messageId: UInt32)
-    case friendConnection(friend: UInt32, connected: Bool)
+    /// A lossless custom packet, without its id byte.
+    case friendPacket(friend: UInt32, data: [UInt8])
+    case friendConnection(friend: UInt32, link: FriendLink?)
     case friendStatus(friend: UInt32, Presence)
     case friendStatusMessage(friend: UInt32, [UInt8])
     case conferenceInvite(friend: UInt32, cookie: [UInt8])
@@ -20,6 +20,9 @@ enum ToxEvent {
 /// `tox_iterate`, which only the `Carrier` actor calls, so they run on the
 /// actor's executor; the buffer is drained by the actor right after.
 final class ToxEventBuffer {
+    /// The lossless custom packet id that carries node packets (toxcore allows 160-191).
+    static let packetId: UInt8 = 160
+
     var events: [ToxEvent] = []
 
     /// The `user_data` pointer for `tox_iterate`. The actor keeps the buffer alive.
@@ -38,14 +41,18 @@ final class ToxEventBuffer {
             guard let key else { return }
             ToxEventBuffer.append(user, .friendRequest(publicKey: ToxEventBuffer.copy(key, 32), payload: ToxEventBuffer.copy(message, length)))
         }
-        tox_callback_friend_message(tox) { _, friend, _, message, length, user in
-            ToxEventBuffer.append(user, .friendMessage(friend: friend, data: ToxEventBuffer.copy(message, length)))
-        }
-        tox_callback_friend_read_receipt(tox) { _, friend, messageId, user in
-            ToxEventBuffer.append(user, .friendReadReceipt(friend: friend, messageId: messageId))
+        tox_callback_friend_lossless_packet(tox) { _, friend, data, length, user in
+            guard let data, length > 1, data[0] == ToxEventBuffer.packetId else { return }
+            ToxEventBuffer.append(user, .friendPacket(friend: friend, data: ToxEventBuffer.copy(data + 1, length - 1)))
         }
         tox_callback_friend_connection_status(tox) { _, friend, status, user in
-            ToxEventBuffer.append(user, .friendConnection(friend: friend, connected: status != TOX_CONNECTION_NONE))
+            let link: FriendLink? =
+                switch status {
+                case TOX_CONNECTION_UDP: .udp
+                case TOX_CONNECTION_TCP: .tcp
+                default: nil
+                }
+            ToxEventBuffer.append(user, .friendConnection(friend: friend, link: link))
         }
         tox_callback_friend_status(tox) { _, friend, status, user in
             let presence: Presence =

@@ -24,7 +24,7 @@ struct WireWriter {
 }
 
 enum WireTag: UInt8 {
-    case ext = 1, data = 2, transferId = 3, offset = 4, total = 5, status = 6, reason = 7
+    case ext = 1, data = 2, transferId = 3, offset = 4, total = 5, status = 6, reason = 7, messageId = 8
     case name = 10, description = 11, gender = 12, phone = 13, email = 14, region = 15, hasAvatar = 16
     case protoVersion = 20, platform = 21, osVersion = 22, appVersion = 23
     case avatarUrl = 30, url = 31, ens = 32, extra = 33

@@ -1,5 +1,5 @@
-/// The node's packets, carried in toxcore friend messages (and the friend
-/// request and status message for the two packets that travel there).
+/// The node's packets, carried in toxcore lossless custom packets (and the
+/// friend request and status message for the two packets that travel there).
 /// Type numbers and limits follow Carrier (wire notes §2); the encoding is our
 /// own field format (WireFields.swift), documented in docs/protocol.md.
 enum WirePacket: Equatable, Sendable {
@@ -7,12 +7,15 @@ enum WirePacket: Equatable, Sendable {
     case userInfo(UserInfo)
     /// Name, description and greeting (type 6), in the friend request.
     case friendRequest(FriendRequest)
-    /// A message of at most one fragment (type 33).
-    case message(ext: String?, data: [UInt8])
+    /// A message of at most one fragment (type 33). `messageId` asks for a receipt.
+    case message(ext: String?, data: [UInt8], messageId: UInt32?)
     /// One fragment of an invite (type 34) or its reply (type 35), or of a bulk message (type 36).
     case inviteRequest(Fragment)
     case inviteResponse(Fragment, status: Int32, reason: String?)
     case bulk(Fragment)
+    /// The receiver's answer to a message (type 37): status 0 when delivered
+    /// to the application, else a reason it was refused.
+    case receipt(messageId: UInt32, status: Int32, reason: String?)
 
     struct FriendRequest: Equatable, Sendable {
         var name: String?
@@ -28,20 +31,23 @@ enum WirePacket: Equatable, Sendable {
         var offset: UInt32
         var total: UInt32
         var data: [UInt8]
+        /// Set on bulk-message fragments: the sender's message id for the receipt.
+        var messageId: UInt32? = nil
     }
 
     enum Kind: UInt8 {
-        case userInfo = 3, friendRequest = 6, message = 33, inviteRequest = 34, inviteResponse = 35, bulk = 36
+        case userInfo = 3, friendRequest = 6, message = 33, inviteRequest = 34, inviteResponse = 35, bulk = 36, receipt = 37
     }
 
-    /// toxcore's limit for one friend message (TOX_MAX_MESSAGE_LENGTH).
+    /// toxcore's limit for one lossless custom packet, less its id byte.
     static let maxMessageSize = 1372
     /// toxcore's limit for a friend request payload.
     static let maxFriendRequestSize = 1016
     /// toxcore's limit for the status message that carries user info.
     static let maxUserInfoSize = 1007
     /// Data bytes per fragment: what fits in one message beside the header fields
-    /// (1 type + 34 ext + 11 id + 7 offset + 7 total + 10 status + 3 data header).
+    /// (1 type + 34 ext + 11 id + 7 offset + 7 total + 7 message id + 265 status and reason + 3 data header
+    /// stays under 1372 for a bulk fragment; an invite reply with data carries no reason).
     static let fragmentDataSize = 1280
     static let maxExtensionNameLength = 31
     static let maxReasonLength = 255
@@ -58,10 +64,17 @@ enum WirePacket: Equatable, Sendable {
             writer.add(.description, string: request.description)
             writer.add(.hello, string: request.hello)
             return writer.bytes
-        case .message(let ext, let data):
+        case .message(let ext, let data, let messageId):
             var writer = WireWriter(type: Kind.message.rawValue)
             writer.add(.ext, string: ext)
+            if let messageId { writer.add(.messageId, integer: messageId) }
             writer.add(.data, data)
+            return writer.bytes
+        case .receipt(let messageId, let status, let reason):
+            var writer = WireWriter(type: Kind.receipt.rawValue)
+            writer.add(.messageId, integer: messageId)
+            writer.add(.status, integer: status)
+            writer.add(.reason, string: reason)
             return writer.bytes
         case .inviteRequest(let fragment):
             return fragment.encode(kind: .inviteRequest)
@@ -89,7 +102,12 @@ enum WirePacket: Equatable, Sendable {
                     description: try reader.string(.description, max: UserInfo.Limits.description),
                     hello: try reader.string(.hello, max: maxFriendRequestSize) ?? ""))
         case .message:
-            return .message(ext: try extensionName(reader), data: Array(try reader.require(.data)))
+            return .message(
+                ext: try extensionName(reader), data: Array(try reader.require(.data)), messageId: try reader.integer(.messageId))
+        case .receipt:
+            return .receipt(
+                messageId: try reader.requireInteger(.messageId), status: try reader.requireInteger(.status),
+                reason: try reader.string(.reason, max: maxReasonLength))
         case .inviteRequest:
             return .inviteRequest(try Fragment(reader: reader))
         case .inviteResponse:
@@ -116,6 +134,7 @@ extension WirePacket.Fragment {
         offset = try reader.requireInteger(.offset)
         total = try reader.requireInteger(.total)
         data = Array(try reader.bytes(.data) ?? [])
+        messageId = try reader.integer(.messageId)
     }
 
     func encode(kind: WirePacket.Kind, extra: (inout WireWriter) -> Void = { _ in }) -> [UInt8] {
@@ -124,18 +143,23 @@ extension WirePacket.Fragment {
         writer.add(.transferId, integer: transferId)
         writer.add(.offset, integer: offset)
         writer.add(.total, integer: total)
+        if let messageId { writer.add(.messageId, integer: messageId) }
         extra(&writer)
         writer.add(.data, data)
         return writer.bytes
     }
 
     /// Splits a payload into fragments of at most `WirePacket.fragmentDataSize` bytes.
-    static func split(_ data: [UInt8], ext: String?, transferId: UInt64) -> [WirePacket.Fragment] {
+    static func split(_ data: [UInt8], ext: String?, transferId: UInt64, messageId: UInt32? = nil) -> [WirePacket.Fragment] {
         let total = UInt32(data.count)
-        guard !data.isEmpty else { return [.init(ext: ext, transferId: transferId, offset: 0, total: 0, data: [])] }
+        guard !data.isEmpty else {
+            return [.init(ext: ext, transferId: transferId, offset: 0, total: 0, data: [], messageId: messageId)]
+        }
         return stride(from: 0, to: data.count, by: WirePacket.fragmentDataSize).map { start in
             let end = min(start + WirePacket.fragmentDataSize, data.count)
-            return .init(ext: ext, transferId: transferId, offset: UInt32(start), total: total, data: Array(data[start..<end]))
+            return .init(
+                ext: ext, transferId: transferId, offset: UInt32(start), total: total, data: Array(data[start..<end]),
+                messageId: messageId)
         }
     }
 }

@@ -14,12 +14,15 @@ import Testing
         let packets: [WirePacket] = [
             .userInfo(info),
             .friendRequest(.init(name: "Alice", description: nil, hello: "hi, it's me")),
-            .message(ext: nil, data: Array("hello".utf8)),
-            .message(ext: "carrier", data: []),
+            .message(ext: nil, data: Array("hello".utf8), messageId: 9),
+            .message(ext: "carrier", data: [], messageId: nil),
+            .receipt(messageId: 77, status: 0, reason: nil),
+            .receipt(messageId: 78, status: 1, reason: "no extension x"),
             .inviteRequest(fragment),
             .inviteResponse(fragment, status: -3, reason: "declined"),
             .inviteResponse(WirePacket.Fragment(ext: nil, transferId: 1, offset: 0, total: 0, data: []), status: 0, reason: nil),
             .bulk(fragment),
+            .bulk(WirePacket.Fragment(ext: nil, transferId: 5, offset: 0, total: 9, data: [1], messageId: 12)),
         ]
         for packet in packets {
             #expect(try WirePacket.decode(packet.encode()) == packet)
@@ -28,15 +31,16 @@ import Testing
 
     @Test func knownBytesOfAMessage() {
         // type 33, then ext "x" (tag 1, len 1) and data "hi" (tag 2, len 2).
-        let bytes = WirePacket.message(ext: "x", data: [0x68, 0x69]).encode()
+        let bytes = WirePacket.message(ext: "x", data: [0x68, 0x69], messageId: nil).encode()
         #expect(bytes == [33, 1, 0, 1, 0x78, 2, 0, 2, 0x68, 0x69])
     }
 
     @Test func aFullFragmentFitsInOneToxMessage() {
         let ext = String(repeating: "e", count: WirePacket.maxExtensionNameLength)
         let data = [UInt8](repeating: 7, count: WirePacket.fragmentDataSize)
-        let fragment = WirePacket.Fragment(ext: ext, transferId: .max, offset: .max, total: .max, data: data)
+        let fragment = WirePacket.Fragment(ext: ext, transferId: .max, offset: .max, total: .max, data: data, messageId: .max)
         let reason = String(repeating: "r", count: 10)
+        #expect(WirePacket.inviteRequest(fragment).encode().count <= WirePacket.maxMessageSize)
         #expect(WirePacket.bulk(fragment).encode().count <= WirePacket.maxMessageSize)
         #expect(WirePacket.inviteResponse(fragment, status: 1, reason: reason).encode().count <= WirePacket.maxMessageSize)
     }
@@ -56,7 +60,7 @@ import Testing
 
     @Test func unknownFieldsAreSkipped() throws {
         let bytes: [UInt8] = [33, 99, 0, 2, 1, 1, 2, 0, 1, 0x41]
-        #expect(try WirePacket.decode(bytes) == .message(ext: nil, data: [0x41]))
+        #expect(try WirePacket.decode(bytes) == .message(ext: nil, data: [0x41], messageId: nil))
     }
 
     @Test func userInfoLimitsAreEnforced() {
@@ -96,30 +100,44 @@ import Testing
         #expect(assembler.add(pieces[0], from: 1, now: start) == .incomplete)
         #expect(assembler.add(pieces[2], from: 1, now: start) == .rejected(.missingFragment))
         #expect(assembler.isEmpty)
-        // The rest of that transfer is refused too, since it no longer starts at 0.
-        #expect(assembler.add(pieces[3], from: 1, now: start) == .rejected(.missingFragment))
+        // The rest of that transfer is discarded quietly: one report per lost message.
+        #expect(assembler.add(pieces[3], from: 1, now: start) == .discarded)
     }
 
     @Test func anOversizeClaimIsRefusedBeforeAnyBuffering() {
         var assembler = Assembler(limits: .init(maxTotal: 8192))
         let claim = WirePacket.Fragment(ext: nil, transferId: 1, offset: 0, total: 8193, data: [1])
         #expect(assembler.add(claim, from: 1, now: start) == .rejected(.oversizeClaim(8193)))
-        let zero = WirePacket.Fragment(ext: nil, transferId: 1, offset: 0, total: 0, data: [])
+        let zero = WirePacket.Fragment(ext: nil, transferId: 2, offset: 0, total: 0, data: [])
         #expect(assembler.add(zero, from: 1, now: start) == .rejected(.oversizeClaim(0)))
         #expect(assembler.isEmpty)
     }
 
     @Test func overflowAndInconsistentTotalsAreRejected() {
         var assembler = Assembler(limits: .init(maxTotal: 8192))
-        var first = WirePacket.Fragment(ext: nil, transferId: 1, offset: 0, total: 10, data: [1, 2, 3, 4, 5, 6])
-        #expect(assembler.add(first, from: 1, now: start) == .incomplete)
+        func first(_ id: UInt64) -> WirePacket.Fragment {
+            WirePacket.Fragment(ext: nil, transferId: id, offset: 0, total: 10, data: [1, 2, 3, 4, 5, 6])
+        }
+        #expect(assembler.add(first(1), from: 1, now: start) == .incomplete)
         let tooMuch = WirePacket.Fragment(ext: nil, transferId: 1, offset: 6, total: 10, data: [1, 2, 3, 4, 5])
         #expect(assembler.add(tooMuch, from: 1, now: start) == .rejected(.overflow))
-        #expect(assembler.add(first, from: 1, now: start) == .incomplete)
-        let otherTotal = WirePacket.Fragment(ext: nil, transferId: 1, offset: 6, total: 11, data: [1])
+        #expect(assembler.add(first(2), from: 1, now: start) == .incomplete)
+        let otherTotal = WirePacket.Fragment(ext: nil, transferId: 2, offset: 6, total: 11, data: [1])
         #expect(assembler.add(otherTotal, from: 1, now: start) == .rejected(.inconsistentTotal))
-        first.data = [UInt8](repeating: 0, count: 11)
-        #expect(assembler.add(first, from: 1, now: start) == .rejected(.overflow))
+        var longFirst = first(3)
+        longFirst.data = [UInt8](repeating: 0, count: 11)
+        #expect(assembler.add(longFirst, from: 1, now: start) == .rejected(.overflow))
+        #expect(assembler.isEmpty)
+    }
+
+    @Test func fragmentsOfARejectedTransferAreDiscardedQuietly() {
+        var assembler = Assembler(limits: .init(maxTotal: 8192))
+        let pieces = fragments(4000, id: 9)
+        #expect(assembler.add(pieces[1], from: 1, now: start) == .rejected(.missingFragment))
+        #expect(assembler.add(pieces[2], from: 1, now: start) == .discarded)
+        #expect(assembler.add(pieces[3], from: 1, now: start) == .discarded)
+        // The same id from another peer is another transfer.
+        #expect(assembler.add(pieces[0], from: 2, now: start) == .incomplete)
     }
 
     @Test func incompleteTransfersExpire() {
@@ -137,7 +155,7 @@ import Testing
         #expect(assembler.add(fragments(3000, id: 3)[0], from: 1, now: start) == .rejected(.tooManyTransfers))
         #expect(assembler.add(fragments(3000, id: 4)[0], from: 2, now: start) == .rejected(.bufferFull))
         assembler.removeAll(from: 1)
-        #expect(assembler.add(fragments(3000, id: 4)[0], from: 2, now: start) == .incomplete)
+        #expect(assembler.add(fragments(3000, id: 5)[0], from: 2, now: start) == .incomplete)
     }
 
     @Test func transfersFromDifferentPeersDoNotMix() {
