@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
+        .executable(name: "echo-bot", targets: ["EchoBot"]),
     ],
     targets: [
         // C modules: no Swift code, only module maps over the real headers.
@@ -41,6 +42,13 @@ let package = Package(
         .executableTarget(
             name: "CarrierCLI",
             dependencies: ["CarrierNode"],
+            swiftSettings: strict),
+
+        // Runnable samples (samples/).
+        .executableTarget(
+            name: "EchoBot",
+            dependencies: ["CarrierNode"],
+            path: "samples/EchoBot",
             swiftSettings: strict),
 
         .testTarget(

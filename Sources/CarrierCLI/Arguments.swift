@@ -54,7 +54,9 @@ struct Arguments {
 
     func port(_ name: String) throws(UsageError) -> UInt16? {
         guard let text = value(name) else { return nil }
-        guard let port = UInt16(text), port > 0 else { throw UsageError("\(name) takes a port number 1-65535, not \(text)") }
+        guard let port = UInt16(text), port > 0 else {
+            throw UsageError("\(name) takes a port number 1-65535, not \(text)")
+        }
         return port
     }
 

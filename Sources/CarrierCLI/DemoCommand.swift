@@ -30,7 +30,8 @@ struct DemoCommand: Command {
         defer { try? FileManager.default.removeItem(atPath: root) }
         var steps: [Step] = []
         func record(_ key: String, _ name: String, since start: ContinuousClock.Instant, _ detail: String) {
-            let step = Step(key: key, name: name, ms: rounded((ContinuousClock.now - start).milliseconds), detail: detail)
+            let step = Step(
+                key: key, name: name, ms: rounded((ContinuousClock.now - start).milliseconds), detail: detail)
             steps.append(step)
             if !output.json {
                 let time = String(format: "%9.1f ms", step.ms)
@@ -88,7 +89,9 @@ struct DemoCommand: Command {
         for node in [alice, bob] where await !node.waitUntilReady(timeout: .seconds(60)) {
             throw CarrierError.timedOut("joining the local network")
         }
-        record("joinMs", "joined network", started, "Alice \(alice.userId.description.prefix(8))…, Bob \(bob.userId.description.prefix(8))…")
+        record(
+            "joinMs", "joined network", started,
+            "Alice \(alice.userId.description.prefix(8))…, Bob \(bob.userId.description.prefix(8))…")
 
         started = ContinuousClock.now
         let bobEvents = await bob.events()
@@ -114,7 +117,9 @@ struct DemoCommand: Command {
 
         started = ContinuousClock.now
         let direct = await alice.waitUntilLinked(to: bob.userId, over: .udp, timeout: .seconds(30))
-        record("directLinkMs", "direct link", started, direct ? "UDP (was relayed over TCP)" : "still relayed over TCP after 30 s")
+        record(
+            "directLinkMs", "direct link", started,
+            direct ? "UDP (was relayed over TCP)" : "still relayed over TCP after 30 s")
 
         started = ContinuousClock.now
         var generator = SystemRandomNumberGenerator()
@@ -131,7 +136,10 @@ struct DemoCommand: Command {
         let seconds = (ContinuousClock.now - started).milliseconds / 1000
         let rate = rounded(1.048576 / max(seconds, 0.000_001))
         record("bulkMs", "1 MB bulk delivered", started, "identical bytes, \(rate) MB/s")
-        return ["bulkMBps": rate, "directLink": direct, "aliceUserId": aliceId.description, "bobUserId": bob.userId.description]
+        return [
+            "bulkMBps": rate, "directLink": direct, "aliceUserId": aliceId.description,
+            "bobUserId": bob.userId.description,
+        ]
     }
 }
 

@@ -6,7 +6,9 @@ enum EventFormatter {
     static func describe(_ event: CarrierEvent) -> (text: String, json: [String: any Sendable]) {
         switch event {
         case .connection(let connected):
-            return ("network \(connected ? "connected" : "disconnected")", ["event": "connection", "connected": connected])
+            return (
+                "network \(connected ? "connected" : "disconnected")", ["event": "connection", "connected": connected]
+            )
         case .ready:
             return ("ready", ["event": "ready"])
         case .friendRequest(let from, let name, _, let hello):
@@ -29,7 +31,10 @@ enum EventFormatter {
                 ["event": "friendPresence", "userId": id.description, "presence": presence.rawValue]
             )
         case .friendInfo(let id, let info):
-            return ("friend \(id) is \"\(info.name)\"", ["event": "friendInfo", "userId": id.description, "name": info.name])
+            return (
+                "friend \(id) is \"\(info.name)\"",
+                ["event": "friendInfo", "userId": id.description, "name": info.name]
+            )
         case .message(let from, let ext, let data, _):
             var json: [String: any Sendable] = ["event": "message", "from": from.description, "bytes": data.count]
             if let ext { json["extension"] = ext }
@@ -45,12 +50,18 @@ enum EventFormatter {
                 case .offline: "offline"
                 case .error(let why): "error: \(why)"
                 }
-            return ("receipt \(id) to \(to): \(stateText)", ["event": "receipt", "id": Int(id), "to": to.description, "state": stateText])
+            return (
+                "receipt \(id) to \(to): \(stateText)",
+                ["event": "receipt", "id": Int(id), "to": to.description, "state": stateText]
+            )
         case .inviteRequest(let invite):
             let text = String(decoding: invite.data, as: UTF8.self)
             return (
                 "invite from \(invite.from)\(invite.extensionName.map { ":\($0)" } ?? ""): \(text)",
-                ["event": "invite", "from": invite.from.description, "extension": invite.extensionName ?? "", "text": text]
+                [
+                    "event": "invite", "from": invite.from.description, "extension": invite.extensionName ?? "",
+                    "text": text,
+                ]
             )
         case .groupInvite(let from, _):
             return ("group invite from \(from)", ["event": "groupInvite", "from": from.description])
@@ -63,7 +74,9 @@ enum EventFormatter {
                 ["event": "groupMessage", "groupId": group.description, "from": from.description, "text": text]
             )
         case .groupTitle(let group, let title):
-            return ("group \(group) title \(title)", ["event": "groupTitle", "groupId": group.description, "title": title])
+            return (
+                "group \(group) title \(title)", ["event": "groupTitle", "groupId": group.description, "title": title]
+            )
         case .groupPeersChanged(let group):
             return ("group \(group) peers changed", ["event": "groupPeers", "groupId": group.description])
         case .dropped(let from, let reason):

@@ -22,7 +22,8 @@ struct FriendCommand: Command {
         let values = arguments.positionals
         switch values.first {
         case "add":
-            let address = try arguments.positionals(2...2, usage: "carrier friend add ADDRESS [--hello TEXT] [--wait SECONDS]")[1]
+            let address = try arguments.positionals(
+                2...2, usage: "carrier friend add ADDRESS [--hello TEXT] [--wait SECONDS]")[1]
             guard let friend = CarrierAddress(address) else { throw CarrierError.invalidAddress(address) }
             let wait = try arguments.seconds("--wait", default: 120)
             let hello = arguments.value("--hello") ?? "hello"
@@ -31,9 +32,11 @@ struct FriendCommand: Command {
                 let known = await node.friendInfo(friend.userId)
                 if known?.connected != true {
                     // Already an accepted friend: nothing to send, just wait for it to come online.
-                    do { try await node.addFriend(address: address, hello: hello) } catch CarrierError.alreadyFriend(_) {}
+                    do { try await node.addFriend(address: address, hello: hello) } catch CarrierError.alreadyFriend(_)
+                    {}
                 }
-                global.output.log("friend request sent to \(friend.userId); waiting up to \(wait) for it to be accepted")
+                global.output.log(
+                    "friend request sent to \(friend.userId); waiting up to \(wait) for it to be accepted")
                 guard await node.waitUntilConnected(to: friend.userId, timeout: wait) else {
                     global.output.log("error: \(friend.userId) did not connect within \(wait)")
                     return 1
@@ -52,13 +55,17 @@ struct FriendCommand: Command {
             if global.output.json {
                 for friend in friends {
                     global.output.line(
-                        Output.encode(["userId": friend.userId.description, "label": friend.label, "name": friend.info.name]))
+                        Output.encode([
+                            "userId": friend.userId.description, "label": friend.label, "name": friend.info.name,
+                        ]))
                 }
             } else if friends.isEmpty {
                 global.output.line("no friends yet: add one with `carrier friend add ADDRESS`")
             } else {
                 for friend in friends {
-                    global.output.line([friend.userId.description, friend.label, friend.info.name].filter { !$0.isEmpty }.joined(separator: "  "))
+                    global.output.line(
+                        [friend.userId.description, friend.label, friend.info.name].filter { !$0.isEmpty }.joined(
+                            separator: "  "))
                 }
             }
             return 0
@@ -68,13 +75,18 @@ struct FriendCommand: Command {
             guard let id = UserId(parts[1]) else { throw CarrierError.invalidUserId(parts[1]) }
             let node = try Carrier(options: global.nodeOptions())
             do {
-                if parts[0] == "remove" { try await node.removeFriend(id) } else { try await node.setLabel(parts[2], for: id) }
+                if parts[0] == "remove" {
+                    try await node.removeFriend(id)
+                } else {
+                    try await node.setLabel(parts[2], for: id)
+                }
             } catch {
                 await node.stop()
                 throw error
             }
             await node.stop()
-            global.output.result("\(parts[0] == "remove" ? "removed" : "labelled") \(id)", ["userId": id.description, "ok": true])
+            global.output.result(
+                "\(parts[0] == "remove" ? "removed" : "labelled") \(id)", ["userId": id.description, "ok": true])
             return 0
         default:
             throw UsageError("usage: carrier friend add|list|remove|label …")

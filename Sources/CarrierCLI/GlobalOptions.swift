@@ -32,7 +32,9 @@ struct GlobalOptions {
             udp = config.udp ?? true
             loopback = config.loopbackOnly ?? false
         }
-        bootstrap += try arguments.all("--bootstrap").map { text throws(CarrierError) in try BootstrapNode(parsing: text) }
+        bootstrap += try arguments.all("--bootstrap").map { text throws(CarrierError) in
+            try BootstrapNode(parsing: text)
+        }
         if arguments.flag("--tcp-only") { udp = false }
         if arguments.flag("--loopback") { loopback = true }
     }
@@ -57,7 +59,8 @@ struct GlobalOptions {
     ) async throws -> Int32 {
         let options = options ?? nodeOptions()
         guard !options.bootstrapNodes.isEmpty else {
-            throw UsageError("no bootstrap node: pass --bootstrap HOST:PORT:KEY (run `carrier node` to get one) or --config FILE")
+            throw UsageError(
+                "no bootstrap node: pass --bootstrap HOST:PORT:KEY (run `carrier node` to get one) or --config FILE")
         }
         let node = try Carrier(options: options)
         do {

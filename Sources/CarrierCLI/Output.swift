@@ -19,7 +19,8 @@ struct Output: Sendable {
 
     static func encode(_ object: [String: any Sendable]) -> String {
         guard JSONSerialization.isValidJSONObject(object),
-            let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+            let data = try? JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         else { return "{}" }
         return String(decoding: data, as: UTF8.self)
     }

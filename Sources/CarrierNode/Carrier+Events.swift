@@ -114,7 +114,8 @@ extension Carrier {
 
     /// Drops what timed out: incomplete transfers, unanswered invites, missing receipts.
     func expire(now: ContinuousClock.Instant) {
-        let expired = bulkAssembler.expire(now: now) + inviteAssembler.expire(now: now) + replyAssembler.expire(now: now)
+        let expired =
+            bulkAssembler.expire(now: now) + inviteAssembler.expire(now: now) + replyAssembler.expire(now: now)
         for key in expired {
             counters.expiredTransfers += 1
             drop(from: key.peer, "incomplete transfer expired")

@@ -12,10 +12,13 @@ extension Carrier {
         }
         let info = userInfo()
         let payload = WirePacket.friendRequest(
-            .init(name: info.name.isEmpty ? nil : info.name, description: info.description.isEmpty ? nil : info.description, hello: hello)
+            .init(
+                name: info.name.isEmpty ? nil : info.name,
+                description: info.description.isEmpty ? nil : info.description, hello: hello)
         ).encode()
         guard payload.count <= WirePacket.maxFriendRequestSize else {
-            throw .tooLong("the greeting makes the request \(payload.count) bytes, at most \(WirePacket.maxFriendRequestSize)")
+            throw .tooLong(
+                "the greeting makes the request \(payload.count) bytes, at most \(WirePacket.maxFriendRequestSize)")
         }
         try sendFriendRequest(address: address, payload: payload)
     }
@@ -115,7 +118,8 @@ extension Carrier {
         guard parts.count == 2 else { return (id, nil) }
         let name = parts[1]
         guard !name.isEmpty, name.utf8.count <= WirePacket.maxExtensionNameLength, !name.contains(":") else {
-            throw .invalidArgument("extension name \"\(name)\" must be 1 to \(WirePacket.maxExtensionNameLength) bytes without ':'")
+            throw .invalidArgument(
+                "extension name \"\(name)\" must be 1 to \(WirePacket.maxExtensionNameLength) bytes without ':'")
         }
         return (id, name)
     }

@@ -8,7 +8,9 @@ extension Carrier {
         try ensureAlive()
         var error = TOX_ERR_CONFERENCE_NEW_OK
         let number = tox_conference_new(tox, &error)
-        guard error == TOX_ERR_CONFERENCE_NEW_OK else { throw .tox(function: "tox_conference_new", code: Int(error.rawValue)) }
+        guard error == TOX_ERR_CONFERENCE_NEW_OK else {
+            throw .tox(function: "tox_conference_new", code: Int(error.rawValue))
+        }
         noteActivity()
         return try groupId(number: number)
     }
@@ -56,7 +58,9 @@ extension Carrier {
     public func setGroupTitle(_ title: String, for group: GroupId) throws(CarrierError) {
         let number = try conferenceNumber(group)
         let bytes = Array(title.utf8)
-        guard bytes.count <= Int(tox_max_name_length()) else { throw .tooLong("a title is at most \(tox_max_name_length()) bytes") }
+        guard bytes.count <= Int(tox_max_name_length()) else {
+            throw .tooLong("a title is at most \(tox_max_name_length()) bytes")
+        }
         var error = TOX_ERR_CONFERENCE_TITLE_OK
         guard tox_conference_set_title(tox, number, bytes, bytes.count, &error) else {
             throw .tox(function: "tox_conference_set_title", code: Int(error.rawValue))
@@ -77,7 +81,8 @@ extension Carrier {
         let count = tox_conference_peer_count(tox, number, nil)
         return (0..<count).compactMap { peer in
             var key = [UInt8](repeating: 0, count: 32)
-            guard tox_conference_peer_get_public_key(tox, number, peer, &key, nil), let id = UserId(publicKey: key) else {
+            guard tox_conference_peer_get_public_key(tox, number, peer, &key, nil), let id = UserId(publicKey: key)
+            else {
                 return nil
             }
             let size = tox_conference_peer_get_name_size(tox, number, peer, nil)

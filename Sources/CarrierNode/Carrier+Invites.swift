@@ -12,7 +12,9 @@ extension Carrier {
     /// Sends an invite (1 byte to 8 KB) to `userId` or `userId:extension` and
     /// waits for the reply, or for `options.inviteTimeout` (then the reply is
     /// `InviteReply.timeout`, as in Carrier).
-    public func sendInvite(_ data: [UInt8], to target: String, timeout: Duration? = nil) async throws(CarrierError) -> InviteReply {
+    public func sendInvite(_ data: [UInt8], to target: String, timeout: Duration? = nil) async throws(CarrierError)
+        -> InviteReply
+    {
         let (friend, ext) = try parseTarget(target)
         let number = try friendNumber(friend)
         guard !data.isEmpty, data.count <= Self.maxInviteSize else {
@@ -33,7 +35,9 @@ extension Carrier {
 
     /// Answers an invite. Status 0 carries `data` (up to 8 KB); any other
     /// status carries `reason` (up to 255 bytes) instead. Each invite takes one reply.
-    public func replyInvite(_ invite: IncomingInvite, status: Int32, reason: String? = nil, data: [UInt8] = []) throws(CarrierError) {
+    public func replyInvite(_ invite: IncomingInvite, status: Int32, reason: String? = nil, data: [UInt8] = [])
+        throws(CarrierError)
+    {
         try ensureAlive()
         let key = InviteKey(peer: invite.from, transferId: invite.id)
         guard incomingInvites[key] != nil else { throw .noSuchInvite }
@@ -48,7 +52,8 @@ extension Carrier {
                 .inviteResponse($0, status: 0, reason: nil)
             }
         } else {
-            let empty = WirePacket.Fragment(ext: invite.extensionName, transferId: invite.id, offset: 0, total: 0, data: [])
+            let empty = WirePacket.Fragment(
+                ext: invite.extensionName, transferId: invite.id, offset: 0, total: 0, data: [])
             packets = [.inviteResponse(empty, status: status, reason: reason)]
         }
         try enqueue(packets, to: number, friend: invite.from)
@@ -58,7 +63,9 @@ extension Carrier {
     func enqueue(_ packets: [WirePacket], to number: UInt32, friend: UserId) throws(CarrierError) {
         var queue = outgoing[number] ?? OutgoingQueue()
         let encoded = packets.map { OutgoingQueue.Packet($0) }
-        guard queue.hasRoom(for: encoded.reduce(0) { $0 + $1.bytes.count }) else { throw .queueFull(friend.description) }
+        guard queue.hasRoom(for: encoded.reduce(0) { $0 + $1.bytes.count }) else {
+            throw .queueFull(friend.description)
+        }
         for packet in encoded { queue.append(packet) }
         outgoing[number] = queue
         flushOutgoing()
@@ -73,7 +80,8 @@ extension Carrier {
             drop(from: friend, "invite fragment rejected: \(error)")
         case .complete(let data):
             let invite = IncomingInvite(from: friend, extensionName: fragment.ext, id: fragment.transferId, data: data)
-            incomingInvites[InviteKey(peer: friend, transferId: fragment.transferId)] = clock.now + options.inviteTimeout
+            incomingInvites[InviteKey(peer: friend, transferId: fragment.transferId)] =
+                clock.now + options.inviteTimeout
             guard let ext = fragment.ext else { return emit(.inviteRequest(invite)) }
             guard let extensionHub = extensionHubs[ext] else {
                 counters.unknownExtension += 1
@@ -114,7 +122,8 @@ extension Carrier {
     /// Registering again replaces the previous stream.
     public func registerExtension(_ name: String) throws(CarrierError) -> AsyncStream<CarrierEvent> {
         guard !name.isEmpty, name.utf8.count <= WirePacket.maxExtensionNameLength, !name.contains(":") else {
-            throw .invalidArgument("extension name \"\(name)\" must be 1 to \(WirePacket.maxExtensionNameLength) bytes without ':'")
+            throw .invalidArgument(
+                "extension name \"\(name)\" must be 1 to \(WirePacket.maxExtensionNameLength) bytes without ':'")
         }
         if var previous = extensionHubs.removeValue(forKey: name) { previous.finish() }
         var extensionHub = EventHub<CarrierEvent>()

@@ -90,7 +90,9 @@ extension Carrier {
     /// Tells the sender its message arrived (or why not), if it asked.
     func sendReceipt(_ messageId: UInt32?, to friend: UserId, refusal: String?) {
         guard let messageId, let number = friends[friend]?.number else { return }
-        let packet = WirePacket.receipt(messageId: messageId, status: refusal == nil ? 0 : 1, reason: refusal.map { String($0.utf8.prefix(WirePacket.maxReasonLength)) ?? "refused" })
+        let packet = WirePacket.receipt(
+            messageId: messageId, status: refusal == nil ? 0 : 1,
+            reason: refusal.map { String($0.utf8.prefix(WirePacket.maxReasonLength)) ?? "refused" })
         try? enqueue([packet], to: number, friend: friend)
     }
 

@@ -11,10 +11,12 @@ extension Carrier {
         tox_options_set_ipv6_enabled(toxOptions, false)
         tox_options_set_udp_enabled(toxOptions, options.udpEnabled)
         tox_options_set_local_discovery_enabled(toxOptions, !options.loopbackOnly)
-        if let ports = options.udpPorts {
-            tox_options_set_start_port(toxOptions, ports.lowerBound)
-            tox_options_set_end_port(toxOptions, ports.upperBound)
-        }
+        // toxcore takes the first free port of its range. A node that starts
+        // again on the port it just left is slow to be found by its friends
+        // (field notes: minutes), so by default start at a random point.
+        let ports = options.udpPorts ?? Self.randomPortRange()
+        tox_options_set_start_port(toxOptions, ports.lowerBound)
+        tox_options_set_end_port(toxOptions, ports.upperBound)
         tox_options_set_tcp_port(toxOptions, options.tcpRelayPort ?? 0)
 
         let savedata: [UInt8]
@@ -37,8 +39,9 @@ extension Carrier {
         guard let tox else {
             switch error {
             case TOX_ERR_NEW_PORT_ALLOC:
-                let range = options.udpPorts.map { "\($0.lowerBound)...\($0.upperBound)" } ?? "33445...33545"
-                throw .invalidArgument("no free UDP port in \(range) (or TCP relay port taken); choose another with --port")
+                throw .invalidArgument(
+                    "no free UDP port in \(ports.lowerBound)...\(ports.upperBound) (or the TCP relay port is taken); choose another port"
+                )
             case TOX_ERR_NEW_LOAD_BAD_FORMAT, TOX_ERR_NEW_LOAD_ENCRYPTED:
                 throw .storage("the saved toxcore state cannot be loaded (error \(error.rawValue))")
             default:
@@ -51,10 +54,17 @@ extension Carrier {
             guard current == secretKey else {
                 tox_kill(tox)
                 throw .storage(
-                    "\(options.dataDirectory ?? "the data directory") already holds another identity; import into an empty directory")
+                    "\(options.dataDirectory ?? "the data directory") already holds another identity; import into an empty directory"
+                )
             }
         }
         return tox
+    }
+
+    /// 100 ports from a random start in 33445...34444 (toxcore's default is 33445...33545).
+    static func randomPortRange() -> ClosedRange<UInt16> {
+        let start = UInt16.random(in: 33445...34444)
+        return start...(start + 99)
     }
 
     /// Reads the friend list toxcore restored from the savedata.

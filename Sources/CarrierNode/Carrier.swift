@@ -18,6 +18,8 @@ public actor Carrier {
     let waker = LoopWaker()
     let clock = ContinuousClock()
     let store: NodeStore?
+    /// The data directory's lock, held until `stop()`.
+    let lockFd: Int32?
 
     var loopTask: Task<Void, Never>?
     var running = false
@@ -91,18 +93,26 @@ public actor Carrier {
     public init(options: CarrierOptions) throws(CarrierError) {
         self.options = options
         store = options.dataDirectory.map(NodeStore.init(directory:))
-        let saved = try store?.load()
+        lockFd = try store?.lock()
+        let saved: NodeStore.Contents?
+        do {
+            saved = try store?.load()
+            tox = try Self.makeTox(options: options, saved: saved)
+        } catch {
+            if let lockFd { close(lockFd) }
+            throw error
+        }
         if let secretKey = options.secretKey, secretKey.count != 32 {
             throw .invalidArgument("a secret key is 32 bytes, got \(secretKey.count)")
         }
-        tox = try Self.makeTox(options: options, saved: saved)
         var key = [UInt8](repeating: 0, count: 32)
         tox_self_get_public_key(tox, &key)
         guard let id = UserId(publicKey: key) else { throw .tox(function: "tox_self_get_public_key", code: -1) }
         userId = id
         lastActivity = clock.now
         let limits = FragmentAssembler<UserId>.Limits(maxTotal: Self.maxInviteSize, timeout: options.fragmentTimeout)
-        bulkAssembler = FragmentAssembler(limits: .init(maxTotal: Self.maxMessageSize, timeout: options.fragmentTimeout))
+        bulkAssembler = FragmentAssembler(
+            limits: .init(maxTotal: Self.maxMessageSize, timeout: options.fragmentTimeout))
         inviteAssembler = FragmentAssembler(limits: limits)
         replyAssembler = FragmentAssembler(limits: limits)
         ToxEventBuffer.install(on: tox)
@@ -144,6 +154,7 @@ public actor Carrier {
         failEverythingPending(reason: "the node stopped")
         killed = true
         tox_kill(tox)
+        if let lockFd { close(lockFd) }
         hub.finish()
         for var extensionHub in extensionHubs.values { extensionHub.finish() }
         extensionHubs = [:]

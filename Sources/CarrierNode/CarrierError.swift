@@ -19,7 +19,8 @@ public enum CarrierError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .invalidAddress(let text): "not a valid address: \(text) (an address is 38 bytes in base58, from `carrier id`)"
+        case .invalidAddress(let text):
+            "not a valid address: \(text) (an address is 38 bytes in base58, from `carrier id`)"
         case .invalidUserId(let text): "not a valid user id: \(text) (a user id is a 32-byte key in base58)"
         case .invalidArgument(let why): "invalid argument: \(why)"
         case .tooLong(let why): "too long: \(why)"

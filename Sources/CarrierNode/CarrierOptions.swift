@@ -12,7 +12,7 @@ public struct CarrierOptions: Sendable {
     /// Keep all traffic on 127.0.0.1: no LAN discovery, no IPv6. toxcore cannot
     /// bind to an address, so this also needs loopback bootstrap nodes.
     public var loopbackOnly = false
-    /// UDP ports to try, in order; nil uses toxcore's default range 33445...33545.
+    /// UDP ports to try, in order; nil tries 100 ports from a random start in 33445...34444.
     public var udpPorts: ClosedRange<UInt16>?
     /// When set, this node also serves as a TCP relay on that port (bootstrap nodes).
     public var tcpRelayPort: UInt16?

@@ -111,8 +111,13 @@ public enum IdentitySignature {
         u[31] &= 0x7F
         guard let context = BN_CTX_new() else { return nil }
         defer { BN_CTX_free(context) }
-        let p = BN_new(), bnU = BN_lebin2bn(u, 32, nil), one = BN_new()
-        let numerator = BN_new(), denominator = BN_new(), inverse = BN_new(), y = BN_new()
+        let p = BN_new()
+        let bnU = BN_lebin2bn(u, 32, nil)
+        let one = BN_new()
+        let numerator = BN_new()
+        let denominator = BN_new()
+        let inverse = BN_new()
+        let y = BN_new()
         defer { [p, bnU, one, numerator, denominator, inverse, y].forEach { BN_free($0) } }
         guard let p, let bnU, let one, let numerator, let denominator, let inverse, let y else { return nil }
         // p = 2^255 - 19

@@ -38,6 +38,29 @@ struct NodeStore {
 
     init(directory: String) { self.directory = directory }
 
+    /// Takes the directory's lock (`carrier.lock`, holding the owner's pid) so
+    /// two processes never run one identity; released when `fd` is closed.
+    func lock() throws(CarrierError) -> Int32 {
+        try ensureDirectory()
+        let lockPath = directory + "/carrier.lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .storage("cannot open \(lockPath): \(String(cString: strerror(errno)))") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = read(fd, &buffer, buffer.count)
+            let owner = String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self).trimmingCharacters(
+                in: .whitespacesAndNewlines)
+            close(fd)
+            throw .storage(
+                "\(directory) is in use by another carrier process\(owner.isEmpty ? "" : " (pid \(owner))"); stop it or use another --data"
+            )
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = pwrite(fd, pid, pid.count, 0)
+        return fd
+    }
+
     /// The saved state, or nil when the directory holds none yet.
     func load() throws(CarrierError) -> Contents? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }

@@ -39,7 +39,9 @@ final class ToxEventBuffer {
         }
         tox_callback_friend_request(tox) { _, key, message, length, user in
             guard let key else { return }
-            ToxEventBuffer.append(user, .friendRequest(publicKey: ToxEventBuffer.copy(key, 32), payload: ToxEventBuffer.copy(message, length)))
+            ToxEventBuffer.append(
+                user,
+                .friendRequest(publicKey: ToxEventBuffer.copy(key, 32), payload: ToxEventBuffer.copy(message, length)))
         }
         tox_callback_friend_lossless_packet(tox) { _, friend, data, length, user in
             guard let data, length > 1, data[0] == ToxEventBuffer.packetId else { return }
@@ -77,10 +79,14 @@ final class ToxEventBuffer {
             // Peer numbers change as peers come and go: resolve the key now.
             var key = [UInt8](repeating: 0, count: 32)
             let known = tox_conference_peer_get_public_key(tox, conference, peer, &key, nil)
-            ToxEventBuffer.append(user, .conferenceMessage(conference: conference, peerKey: known ? key : nil, data: ToxEventBuffer.copy(message, length)))
+            ToxEventBuffer.append(
+                user,
+                .conferenceMessage(
+                    conference: conference, peerKey: known ? key : nil, data: ToxEventBuffer.copy(message, length)))
         }
         tox_callback_conference_title(tox) { _, conference, _, title, length, user in
-            ToxEventBuffer.append(user, .conferenceTitle(conference: conference, title: ToxEventBuffer.copy(title, length)))
+            ToxEventBuffer.append(
+                user, .conferenceTitle(conference: conference, title: ToxEventBuffer.copy(title, length)))
         }
         tox_callback_conference_peer_list_changed(tox) { _, conference, user in
             ToxEventBuffer.append(user, .conferencePeerListChanged(conference: conference))

@@ -22,7 +22,8 @@ public struct UserId: Hashable, Sendable, CustomStringConvertible, Codable {
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let id = UserId(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a user id: \(text)"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "not a user id: \(text)"))
         }
         self = id
     }

@@ -24,10 +24,29 @@ struct WireWriter {
 }
 
 enum WireTag: UInt8 {
-    case ext = 1, data = 2, transferId = 3, offset = 4, total = 5, status = 6, reason = 7, messageId = 8
-    case name = 10, description = 11, gender = 12, phone = 13, email = 14, region = 15, hasAvatar = 16
-    case protoVersion = 20, platform = 21, osVersion = 22, appVersion = 23
-    case avatarUrl = 30, url = 31, ens = 32, extra = 33
+    case ext = 1
+    case data = 2
+    case transferId = 3
+    case offset = 4
+    case total = 5
+    case status = 6
+    case reason = 7
+    case messageId = 8
+    case name = 10
+    case description = 11
+    case gender = 12
+    case phone = 13
+    case email = 14
+    case region = 15
+    case hasAvatar = 16
+    case protoVersion = 20
+    case platform = 21
+    case osVersion = 22
+    case appVersion = 23
+    case avatarUrl = 30
+    case url = 31
+    case ens = 32
+    case extra = 33
     case hello = 40
 }
 

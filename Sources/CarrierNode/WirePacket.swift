@@ -36,7 +36,8 @@ enum WirePacket: Equatable, Sendable {
     }
 
     enum Kind: UInt8 {
-        case userInfo = 3, friendRequest = 6, message = 33, inviteRequest = 34, inviteResponse = 35, bulk = 36, receipt = 37
+        case userInfo = 3, friendRequest = 6, message = 33, inviteRequest = 34, inviteResponse = 35, bulk = 36,
+            receipt = 37
     }
 
     /// toxcore's limit for one lossless custom packet, less its id byte.
@@ -103,7 +104,8 @@ enum WirePacket: Equatable, Sendable {
                     hello: try reader.string(.hello, max: maxFriendRequestSize) ?? ""))
         case .message:
             return .message(
-                ext: try extensionName(reader), data: Array(try reader.require(.data)), messageId: try reader.integer(.messageId))
+                ext: try extensionName(reader), data: Array(try reader.require(.data)),
+                messageId: try reader.integer(.messageId))
         case .receipt:
             return .receipt(
                 messageId: try reader.requireInteger(.messageId), status: try reader.requireInteger(.status),
@@ -150,7 +152,9 @@ extension WirePacket.Fragment {
     }
 
     /// Splits a payload into fragments of at most `WirePacket.fragmentDataSize` bytes.
-    static func split(_ data: [UInt8], ext: String?, transferId: UInt64, messageId: UInt32? = nil) -> [WirePacket.Fragment] {
+    static func split(_ data: [UInt8], ext: String?, transferId: UInt64, messageId: UInt32? = nil) -> [WirePacket
+        .Fragment]
+    {
         let total = UInt32(data.count)
         guard !data.isEmpty else {
             return [.init(ext: ext, transferId: transferId, offset: 0, total: 0, data: [], messageId: messageId)]

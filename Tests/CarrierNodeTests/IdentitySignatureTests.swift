@@ -47,10 +47,13 @@ extension [UInt8] {
             let expected = [UInt8](hex: vector.signature)
             #expect(IdentitySignature.publicKey(secretKey: secret)?.hex == vector.public_key)
             if let random = vector.random {
-                let signature = try IdentitySignature.sign(message: message, secretKey: secret, random: [UInt8](hex: random))
+                let signature = try IdentitySignature.sign(
+                    message: message, secretKey: secret, random: [UInt8](hex: random))
                 #expect(signature.hex == vector.signature, "vector \(vector.message_utf8)")
             }
-            #expect(IdentitySignature.verify(message: message, signature: expected, publicKey: [UInt8](hex: vector.public_key)))
+            #expect(
+                IdentitySignature.verify(
+                    message: message, signature: expected, publicKey: [UInt8](hex: vector.public_key)))
         }
     }
 
@@ -59,7 +62,9 @@ extension [UInt8] {
         let userId = try #require(UserId(publicKey: [UInt8](hex: vector.public_key)))
         let text = userId.description
         let parsed = try #require(UserId(text))
-        #expect(IdentitySignature.verify(message: Array(vector.message_utf8.utf8), signature: [UInt8](hex: vector.signature), userId: parsed))
+        #expect(
+            IdentitySignature.verify(
+                message: Array(vector.message_utf8.utf8), signature: [UInt8](hex: vector.signature), userId: parsed))
     }
 
     @Test func rejectsTamperedMessageSignatureOrKey() throws {

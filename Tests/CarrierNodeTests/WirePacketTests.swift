@@ -10,7 +10,8 @@ import Testing
         info.hasAvatar = true
         info.client = .init(protoVersion: 2, platform: "linux", osVersion: "debian 12", appVersion: "0.1")
         info.profile = .init(avatarUrl: "https://example.com/a.png", url: "", ens: "bob.eth", extra: "{}")
-        let fragment = WirePacket.Fragment(ext: "carrier", transferId: 0xDEAD_BEEF_0102, offset: 1280, total: 4000, data: [1, 2, 3])
+        let fragment = WirePacket.Fragment(
+            ext: "carrier", transferId: 0xDEAD_BEEF_0102, offset: 1280, total: 4000, data: [1, 2, 3])
         let packets: [WirePacket] = [
             .userInfo(info),
             .friendRequest(.init(name: "Alice", description: nil, hello: "hi, it's me")),
@@ -20,7 +21,8 @@ import Testing
             .receipt(messageId: 78, status: 1, reason: "no extension x"),
             .inviteRequest(fragment),
             .inviteResponse(fragment, status: -3, reason: "declined"),
-            .inviteResponse(WirePacket.Fragment(ext: nil, transferId: 1, offset: 0, total: 0, data: []), status: 0, reason: nil),
+            .inviteResponse(
+                WirePacket.Fragment(ext: nil, transferId: 1, offset: 0, total: 0, data: []), status: 0, reason: nil),
             .bulk(fragment),
             .bulk(WirePacket.Fragment(ext: nil, transferId: 5, offset: 0, total: 9, data: [1], messageId: 12)),
         ]
@@ -38,11 +40,13 @@ import Testing
     @Test func aFullFragmentFitsInOneToxMessage() {
         let ext = String(repeating: "e", count: WirePacket.maxExtensionNameLength)
         let data = [UInt8](repeating: 7, count: WirePacket.fragmentDataSize)
-        let fragment = WirePacket.Fragment(ext: ext, transferId: .max, offset: .max, total: .max, data: data, messageId: .max)
+        let fragment = WirePacket.Fragment(
+            ext: ext, transferId: .max, offset: .max, total: .max, data: data, messageId: .max)
         let reason = String(repeating: "r", count: 10)
         #expect(WirePacket.inviteRequest(fragment).encode().count <= WirePacket.maxMessageSize)
         #expect(WirePacket.bulk(fragment).encode().count <= WirePacket.maxMessageSize)
-        #expect(WirePacket.inviteResponse(fragment, status: 1, reason: reason).encode().count <= WirePacket.maxMessageSize)
+        #expect(
+            WirePacket.inviteResponse(fragment, status: 1, reason: reason).encode().count <= WirePacket.maxMessageSize)
     }
 
     @Test func malformedInputIsATypedError() {
@@ -52,7 +56,9 @@ import Testing
         #expect(throws: PacketError.truncated) { try WirePacket.decode([33, 2, 0, 9, 1]) }
         #expect(throws: PacketError.missingField(2)) { try WirePacket.decode([33]) }
         #expect(throws: PacketError.duplicateField(2)) { try WirePacket.decode([33, 2, 0, 0, 2, 0, 0]) }
-        #expect(throws: PacketError.badField(3)) { try WirePacket.decode([36, 3, 0, 1, 9, 4, 0, 4, 0, 0, 0, 0, 5, 0, 4, 0, 0, 0, 1]) }
+        #expect(throws: PacketError.badField(3)) {
+            try WirePacket.decode([36, 3, 0, 1, 9, 4, 0, 4, 0, 0, 0, 0, 5, 0, 4, 0, 0, 0, 1])
+        }
         #expect(throws: PacketError.badField(1)) { try WirePacket.decode([33, 1, 0, 1, 0x3A, 2, 0, 0]) }
         #expect(throws: PacketError.badField(1)) { try WirePacket.decode([33, 1, 0, 2, 0xC3, 0x28, 2, 0, 0]) }
         #expect(throws: PacketError.tooLarge(1373)) { try WirePacket.decode([UInt8](repeating: 33, count: 1373)) }

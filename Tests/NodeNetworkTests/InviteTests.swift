@@ -12,7 +12,9 @@ import Testing
         let bob = net.bob
         let answering = Task {
             let invite = await nextEvent(inbox, timeout: .seconds(30)) { event -> IncomingInvite? in
-                if case .inviteRequest(let invite) = event, invite.from == aliceId, invite.data == Array(token.utf8) { return invite }
+                if case .inviteRequest(let invite) = event, invite.from == aliceId, invite.data == Array(token.utf8) {
+                    return invite
+                }
                 return nil
             }
             guard let invite else { return false }
@@ -52,10 +54,14 @@ import Testing
         let bytes = Array("refuse me \(UUID())".utf8)
         let carol = net.carol
         let answering = Task {
-            guard let invite = await nextEvent(inbox, timeout: .seconds(30), { event -> IncomingInvite? in
-                if case .inviteRequest(let invite) = event, invite.data == bytes { return invite }
-                return nil
-            }) else { return }
+            guard
+                let invite = await nextEvent(
+                    inbox, timeout: .seconds(30),
+                    { event -> IncomingInvite? in
+                        if case .inviteRequest(let invite) = event, invite.data == bytes { return invite }
+                        return nil
+                    })
+            else { return }
             try await carol.replyInvite(invite, status: 7, reason: "busy")
         }
         let reply = try await net.alice.sendInvite(bytes, to: net.carol.userId.description)
@@ -66,7 +72,8 @@ import Testing
     @Test func unansweredInviteEndsWithTimeoutStatus() async throws {
         let net = try await TestNetwork.shared()
         let started = ContinuousClock.now
-        let reply = try await net.alice.sendInvite(Array("nobody answers".utf8), to: net.carol.userId.description, timeout: .seconds(1))
+        let reply = try await net.alice.sendInvite(
+            Array("nobody answers".utf8), to: net.carol.userId.description, timeout: .seconds(1))
         #expect(reply == .timeout)
         #expect(ContinuousClock.now - started >= .seconds(1))
     }

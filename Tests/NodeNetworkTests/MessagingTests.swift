@@ -13,7 +13,9 @@ import Testing
         #expect(receipt == .delivered)
         let aliceId = net.alice.userId
         let received = await nextEvent(inbox, timeout: .seconds(10)) { event -> String? in
-            if case .message(let from, nil, let data, _) = event, from == aliceId, String(decoding: data, as: UTF8.self) == text {
+            if case .message(let from, nil, let data, _) = event, from == aliceId,
+                String(decoding: data, as: UTF8.self) == text
+            {
                 return text
             }
             return nil
@@ -27,7 +29,9 @@ import Testing
         let payload = randomBytes(Carrier.maxMessageSize)
         let aliceId = net.alice.userId
         async let arrived = nextEvent(inbox, timeout: .seconds(120)) { event -> [UInt8]? in
-            if case .message(let from, nil, let data, _) = event, from == aliceId, data.count == payload.count { return data }
+            if case .message(let from, nil, let data, _) = event, from == aliceId, data.count == payload.count {
+                return data
+            }
             return nil
         }
         let started = ContinuousClock.now
@@ -62,8 +66,12 @@ import Testing
             try await net.alice.sendMessage([1], to: stranger.description)
         }
         await #expect(throws: CarrierError.self) { try await net.alice.sendInvite(randomBytes(8193), to: bob) }
-        await #expect(throws: CarrierError.self) { try await net.alice.sendMessage([1], to: bob + ":" + String(repeating: "x", count: 32)) }
-        await #expect(throws: CarrierError.invalidAddress("abc")) { try await net.alice.addFriend(address: "abc", hello: "hi") }
+        await #expect(throws: CarrierError.self) {
+            try await net.alice.sendMessage([1], to: bob + ":" + String(repeating: "x", count: 32))
+        }
+        await #expect(throws: CarrierError.invalidAddress("abc")) {
+            try await net.alice.addFriend(address: "abc", hello: "hi")
+        }
         await #expect(throws: CarrierError.self) {
             try await net.alice.addFriend(address: await net.alice.address().description, hello: "me")
         }
@@ -74,7 +82,9 @@ import Testing
         // Carol is not Bob's friend; she smuggles an invite packet into a friend request.
         let events = await net.bob.events()
         let before = await net.bob.stats().malformedPackets
-        let smuggled = WirePacket.inviteRequest(.init(ext: "carrier", transferId: 1, offset: 0, total: 3, data: [1, 2, 3])).encode()
+        let smuggled = WirePacket.inviteRequest(
+            .init(ext: "carrier", transferId: 1, offset: 0, total: 3, data: [1, 2, 3])
+        ).encode()
         try await net.carol.sendFriendRequest(address: await net.bob.address(), payload: smuggled)
         let carolId = net.carol.userId
         let reason = await nextEvent(events, timeout: .seconds(60)) { event -> String? in

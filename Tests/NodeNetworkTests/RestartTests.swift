@@ -16,7 +16,9 @@ import Testing
         let address = await dave.address()
         let oldPort = try #require(await dave.udpPort())
         await dave.stop()
-        await #expect(throws: CarrierError.notRunning) { try await dave.sendMessage([1], to: net.alice.userId.description) }
+        await #expect(throws: CarrierError.notRunning) {
+            try await dave.sendMessage([1], to: net.alice.userId.description)
+        }
 
         // A fresh port: toxcore peers are slow to find a node back on its old one.
         let fresh = oldPort < 40000 ? UInt16(41000)...UInt16(41999) : UInt16(34600)...UInt16(34999)
@@ -47,5 +49,22 @@ import Testing
         await again.stop()
         options.secretKey = [UInt8](repeating: 7, count: 32)
         #expect(throws: CarrierError.self) { try Carrier(options: options) }
+    }
+}
+
+@Suite struct DataDirectoryLockTests {
+    @Test func oneDataDirectoryServesOneNodeAtATime() async throws {
+        let directory = NSTemporaryDirectory() + "carrier-lock-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try Carrier(options: CarrierOptions(dataDirectory: directory))
+        #expect {
+            try Carrier(options: CarrierOptions(dataDirectory: directory))
+        } throws: { error in
+            "\(error)".contains("in use by another carrier process (pid \(getpid()))")
+        }
+        await first.stop()
+        let second = try Carrier(options: CarrierOptions(dataDirectory: directory))
+        #expect(second.userId == first.userId)
+        await second.stop()
     }
 }

@@ -51,7 +51,9 @@ struct TestNetwork: Sendable {
         return TestNetwork(bootstrap: bootstrap, alice: alice, bob: bob, carol: carol, entry: entry, root: root)
     }
 
-    static func peer(_ name: String, root: String, entry: BootstrapNode, ports: ClosedRange<UInt16>? = nil) throws -> Carrier {
+    static func peer(_ name: String, root: String, entry: BootstrapNode, ports: ClosedRange<UInt16>? = nil) throws
+        -> Carrier
+    {
         var options = CarrierOptions(dataDirectory: root + "/" + name, bootstrapNodes: [entry])
         options.loopbackOnly = true
         options.udpPorts = ports

@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+
+@Suite struct IdentityCommandTests {
+    @Test func helpListsEveryCommandAndUnknownCommandsAreUsageErrors() async throws {
+        let (status, lines, _) = try await CarrierProcess.run(["--help"])
+        #expect(status == 0)
+        let text = lines.joined(separator: "\n")
+        for command in ["id", "sign", "verify", "node", "listen", "friend", "message", "demo"] {
+            #expect(text.contains("  \(command) "), "help lacks \(command)")
+        }
+        let (badStatus, _, stderr) = try await CarrierProcess.run(["frobnicate"])
+        #expect(badStatus == 2)
+        #expect(stderr.contains("unknown command frobnicate"))
+        let (optionStatus, _, optionError) = try await CarrierProcess.run(["id", "--nope"])
+        #expect(optionStatus == 2)
+        #expect(optionError.contains("unknown option --nope"))
+    }
+
+    @Test func idIsCreatedOnceAndKeptAcrossRuns() async throws {
+        let data = temporaryDirectory("id")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let (status, first, _) = try await CarrierProcess.run(["id", "--data", data, "--json"])
+        #expect(status == 0)
+        let identity = try #require(json(first.last))
+        let userId = try #require(identity["userId"] as? String)
+        #expect((identity["address"] as? String)?.count ?? 0 > 40)
+        let (_, second, _) = try await CarrierProcess.run(["--json", "--data", data, "id"])
+        #expect(json(second.last)?["userId"] as? String == userId)
+        let mode = try FileManager.default.attributesOfItem(atPath: data + "/carrier.data")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func signThenVerify() async throws {
+        let data = temporaryDirectory("sign")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let (_, idLines, _) = try await CarrierProcess.run(["id", "--data", data, "--json"])
+        let userId = try #require(json(idLines.last)?["userId"] as? String)
+        let (signStatus, signLines, _) = try await CarrierProcess.run(["sign", "--data", data, "hello world"])
+        #expect(signStatus == 0)
+        let signature = try #require(signLines.last)
+        #expect(signature.count == 128)
+        let (valid, _, _) = try await CarrierProcess.run(["verify", userId, "hello world", signature])
+        #expect(valid == 0)
+        let (invalid, _, _) = try await CarrierProcess.run(["verify", userId, "hello world!", signature])
+        #expect(invalid == 1)
+        let (garbage, _, _) = try await CarrierProcess.run(["verify", userId, "hello world", "zz"])
+        #expect(garbage == 1)
+    }
+
+    @Test func importKeyReproducesTheVectorIdentity() async throws {
+        let data = temporaryDirectory("import")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        // The first vector's key pair from ../shared/vectors/identity-signatures.json.
+        let secret = "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20"
+        let (status, lines, _) = try await CarrierProcess.run(["id", "--data", data, "--import-key", secret, "--json"])
+        #expect(status == 0)
+        let userId = try #require(json(lines.last)?["userId"] as? String)
+        // base58 of 07a37cbc…1c7c, the vector's public key.
+        let (verifyStatus, _, _) = try await CarrierProcess.run([
+            "verify", userId, "x",
+            "9234dcb9108c20402e5eda0b23b7aed97d8aa0964163ea12656abee1703d0c2084851154263230ccdee66c6a7639b43ab3d126be63df4e533be4a205f04bcd87",
+        ])
+        #expect(verifyStatus == 0)
+        let (other, _, stderr) = try await CarrierProcess.run([
+            "id", "--data", data, "--import-key", String(repeating: "ab", count: 32),
+        ])
+        #expect(other == 1)
+        #expect(stderr.contains("already holds another identity"))
+    }
+}

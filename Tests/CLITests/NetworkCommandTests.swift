@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+/// Several `carrier` processes on one local network (slow: ~30 s, toxcore joins take ~8 s).
+@Suite(.timeLimit(.minutes(5))) struct NetworkCommandTests {
+    @Test func nodeListenFriendAddAndMessageAcrossProcesses() async throws {
+        let root = temporaryDirectory("net")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let node = try CarrierProcess(["node", "--host", "127.0.0.1"])
+        let entry = try #require(await node.waitForLine(containing: "127.0.0.1:", timeout: .seconds(20)))
+        let common = ["--bootstrap", entry, "--loopback"]
+
+        let (_, bobId, _) = try await CarrierProcess.run(["id", "--data", root + "/bob", "--json"])
+        let bob = try #require(json(bobId.last))
+        let bobAddress = try #require(bob["address"] as? String)
+        let bobUser = try #require(bob["userId"] as? String)
+
+        let listener = try CarrierProcess(["listen", "--accept-friends", "--json", "--data", root + "/bob"] + common)
+        let adder = try CarrierProcess(
+            [
+                "friend", "add", bobAddress, "--hello", "hi from the test", "--wait", "90", "--json", "--data",
+                root + "/alice",
+            ] + common)
+        #expect(await adder.waitForExit(timeout: .seconds(120)) == 0, "friend add failed: \(adder.stderr)")
+        let request = json(await listener.waitForLine(containing: "friendRequest", timeout: .seconds(10)))
+        #expect(request?["hello"] as? String == "hi from the test")
+
+        let (status, lines, stderr) = try await CarrierProcess.run(
+            ["message", bobUser, "hello over the CLI", "--wait-receipt", "60", "--json", "--data", root + "/alice"]
+                + common,
+            timeout: .seconds(120))
+        #expect(status == 0, "message failed: \(stderr)")
+        #expect(json(lines.last)?["receipt"] as? String == "delivered")
+        let message = json(await listener.waitForLine(containing: "hello over the CLI", timeout: .seconds(10)))
+        #expect(message?["event"] as? String == "message")
+
+        // The friend list survives in Alice's data directory.
+        let (_, friends, _) = try await CarrierProcess.run(["friend", "list", "--json", "--data", root + "/alice"])
+        #expect(friends.compactMap { json($0)?["userId"] as? String } == [bobUser])
+
+        // Ctrl-C stops both long-running commands cleanly and quickly.
+        listener.interrupt()
+        node.interrupt()
+        #expect(await listener.waitForExit(timeout: .seconds(10)) == 0)
+        #expect(await node.waitForExit(timeout: .seconds(10)) == 0)
+    }
+
+    @Test func demoRunsTheWholeNodeStory() async throws {
+        let (status, lines, stderr) = try await CarrierProcess.run(["demo", "--json"], timeout: .seconds(120))
+        #expect(status == 0, "demo failed: \(stderr)")
+        let summary = try #require(json(lines.last))
+        #expect(summary["ok"] as? Bool == true)
+        for key in ["joinMs", "friendMs", "messageMs", "bulkMs", "bulkMBps"] {
+            #expect(summary[key] is Double || summary[key] is Int, "summary lacks \(key)")
+        }
+    }
+
+    @Test func onlineCommandsWithoutBootstrapSayWhatToDo() async throws {
+        let data = temporaryDirectory("nobootstrap")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let (status, _, stderr) = try await CarrierProcess.run(["listen", "--data", data])
+        #expect(status == 2)
+        #expect(stderr.contains("--bootstrap"))
+    }
+}
