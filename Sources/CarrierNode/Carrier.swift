@@ -83,6 +83,9 @@ public actor Carrier {
         }
     }
 
+    /// The extension that carries call signaling (`RtcSignal` JSON invites), as in Carrier.
+    public static let signalingExtension = "carrier"
+
     /// Largest message payload (the reference SDK's limit).
     public static let maxMessageSize = 5 * 1024 * 1024
     /// Largest invite or invite reply payload.
