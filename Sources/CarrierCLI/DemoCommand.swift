@@ -97,7 +97,7 @@ struct DemoCommand: Command {
         let bobEvents = await bob.events()
         try await alice.addFriend(address: await bob.address().description, hello: "hi Bob, it's Alice")
         let aliceId = alice.userId
-        let hello = await firstEvent(bobEvents, timeout: .seconds(60)) { event -> String? in
+        let hello = await bobEvents.first(within: .seconds(60)) { event -> String? in
             if case .friendRequest(aliceId, _, _, let hello) = event { return hello }
             return nil
         }
@@ -124,7 +124,7 @@ struct DemoCommand: Command {
         started = ContinuousClock.now
         var generator = SystemRandomNumberGenerator()
         let bulk = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        async let arrived = firstEvent(bobEvents, timeout: .seconds(60)) { event -> [UInt8]? in
+        async let arrived = bobEvents.first(within: .seconds(60)) { event -> [UInt8]? in
             if case .message(aliceId, nil, let data, _) = event, data.count == bulk.count { return data }
             return nil
         }
@@ -140,26 +140,5 @@ struct DemoCommand: Command {
             "bulkMBps": rate, "directLink": direct, "aliceUserId": aliceId.description,
             "bobUserId": bob.userId.description,
         ]
-    }
-}
-
-/// The first event `match` maps to a value, or nil after `timeout`.
-func firstEvent<T: Sendable>(
-    _ stream: AsyncStream<CarrierEvent>, timeout: Duration, _ match: @escaping @Sendable (CarrierEvent) -> T?
-) async -> T? {
-    await withTaskGroup(of: T?.self) { group in
-        group.addTask {
-            for await event in stream {
-                if let value = match(event) { return value }
-            }
-            return nil
-        }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
     }
 }

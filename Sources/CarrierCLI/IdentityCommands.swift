@@ -20,7 +20,9 @@ struct IdCommand: Command {
         _ = try arguments.positionals(0...0, usage: "carrier id [--import-key HEX]")
         var options = global.nodeOptions()
         if let hex = arguments.value("--import-key") {
-            guard let key = hexBytes(hex), key.count == 32 else { throw UsageError("--import-key takes 64 hex digits") }
+            guard let key = Hex.decode(hex), key.count == 32 else {
+                throw UsageError("--import-key takes 64 hex digits")
+            }
             options.secretKey = key
         }
         let node = try Carrier(options: options)
@@ -52,7 +54,7 @@ struct SignCommand: Command {
             throw error
         }
         await node.stop()
-        let hex = signature.map { String(format: "%02x", $0) }.joined()
+        let hex = Hex.encode(signature)
         global.output.result(hex, ["userId": node.userId.description, "signature": hex])
         return 0
     }
@@ -71,23 +73,9 @@ struct VerifyCommand: Command {
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
         let values = try arguments.positionals(3...3, usage: "carrier verify USERID MESSAGE SIGNATURE")
         guard let userId = UserId(values[0]) else { throw CarrierError.invalidUserId(values[0]) }
-        let signature = hexBytes(values[2]) ?? []
+        let signature = Hex.decode(values[2]) ?? []
         let valid = Carrier.verify(message: Array(values[1].utf8), signature: signature, userId: userId)
         global.output.result(valid ? "valid" : "invalid", ["valid": valid])
         return valid ? 0 : 1
     }
-}
-
-func hexBytes(_ text: String) -> [UInt8]? {
-    guard text.count % 2 == 0 else { return nil }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(text.count / 2)
-    var index = text.startIndex
-    while index < text.endIndex {
-        let next = text.index(index, offsetBy: 2)
-        guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
-        bytes.append(byte)
-        index = next
-    }
-    return bytes
 }

@@ -70,18 +70,8 @@ public struct BootstrapNode: Equatable, Sendable, Codable, CustomStringConvertib
     }
 
     static func parseKey(_ text: String) -> [UInt8]? {
-        if text.count == 64, text.allSatisfy(\.isHexDigit) {
-            var bytes: [UInt8] = []
-            var index = text.startIndex
-            while index < text.endIndex {
-                let next = text.index(index, offsetBy: 2)
-                guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
-                bytes.append(byte)
-                index = next
-            }
-            return bytes
-        }
-        guard let bytes = Base58.decode(text), bytes.count == 32 else { return nil }
+        let bytes = text.count == 64 ? Hex.decode(text) : Base58.decode(text)
+        guard let bytes, bytes.count == 32 else { return nil }
         return bytes
     }
 

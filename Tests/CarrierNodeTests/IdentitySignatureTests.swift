@@ -24,17 +24,8 @@ struct SignatureVectors: Decodable {
 }
 
 extension [UInt8] {
-    init(hex: String) {
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
-            index = next
-        }
-        self = bytes
-    }
-    var hex: String { map { String(format: "%02x", $0) }.joined() }
+    init(hex: String) { self = Hex.decode(hex) ?? [] }
+    var hex: String { Hex.encode(self) }
 }
 
 @Suite struct IdentitySignatureTests {

@@ -13,7 +13,7 @@ import Testing
         let aliceId = net.alice.userId
         for (node, events) in [(net.bob, bobEvents), (net.carol, carolEvents)] {
             try await net.alice.inviteToGroup(group, friend: node.userId)
-            let cookie = await nextEvent(events, timeout: .seconds(30)) { event -> [UInt8]? in
+            let cookie = await events.first(within: .seconds(30)) { event -> [UInt8]? in
                 if case .groupInvite(aliceId, let cookie) = event { return cookie }
                 return nil
             }
@@ -22,11 +22,11 @@ import Testing
         }
         // Members may join before the conference connects: send until both have it.
         let text = Array("hello group \(UUID())".utf8)
-        async let toBob = nextEvent(bobEvents, timeout: .seconds(30)) { event -> UserId? in
+        async let toBob = bobEvents.first(within: .seconds(30)) { event -> UserId? in
             if case .groupMessage(group, let from, text) = event { return from }
             return nil
         }
-        async let toCarol = nextEvent(carolEvents, timeout: .seconds(30)) { event -> UserId? in
+        async let toCarol = carolEvents.first(within: .seconds(30)) { event -> UserId? in
             if case .groupMessage(group, let from, text) = event { return from }
             return nil
         }
@@ -57,14 +57,14 @@ import Testing
         try await net.alice.setUserInfo(info)
         try await net.alice.setPresence(.away)
         let aliceId = net.alice.userId
-        let seen = await nextEvent(events, timeout: .seconds(30)) { event -> UserInfo? in
+        let seen = await events.first(within: .seconds(30)) { event -> UserInfo? in
             if case .friendInfo(aliceId, let received) = event, received.name == "Alice" { return received }
             return nil
         }
         #expect(seen == info)
         #expect(await net.alice.userInfo() == info)
         #expect(await net.bob.friendInfo(aliceId)?.info == info)
-        let presence = await nextEvent(events, timeout: .seconds(30)) { event -> Presence? in
+        let presence = await events.first(within: .seconds(30)) { event -> Presence? in
             if case .friendPresence(aliceId, .away) = event { return .away }
             return nil
         }

@@ -11,7 +11,7 @@ import Testing
         let aliceId = net.alice.userId
         let bob = net.bob
         let answering = Task {
-            let invite = await nextEvent(inbox, timeout: .seconds(30)) { event -> IncomingInvite? in
+            let invite = await inbox.first(within: .seconds(30)) { event -> IncomingInvite? in
                 if case .inviteRequest(let invite) = event, invite.from == aliceId, invite.data == Array(token.utf8) {
                     return invite
                 }
@@ -35,7 +35,7 @@ import Testing
         let response = randomBytes(Carrier.maxInviteSize)
         let bob = net.bob
         let answering = Task {
-            let invite = await nextEvent(inbox, timeout: .seconds(30)) { event -> IncomingInvite? in
+            let invite = await inbox.first(within: .seconds(30)) { event -> IncomingInvite? in
                 if case .inviteRequest(let invite) = event, invite.data == request { return invite }
                 return nil
             }
@@ -55,8 +55,8 @@ import Testing
         let carol = net.carol
         let answering = Task {
             guard
-                let invite = await nextEvent(
-                    inbox, timeout: .seconds(30),
+                let invite = await inbox.first(
+                    within: .seconds(30),
                     { event -> IncomingInvite? in
                         if case .inviteRequest(let invite) = event, invite.data == bytes { return invite }
                         return nil
@@ -86,7 +86,7 @@ import Testing
         let token = Array(UUID().uuidString.utf8)
         let bob = net.bob
         let answering = Task {
-            let invite = await nextEvent(extensionStream, timeout: .seconds(30)) { event -> IncomingInvite? in
+            let invite = await extensionStream.first(within: .seconds(30)) { event -> IncomingInvite? in
                 if case .inviteRequest(let invite) = event, invite.data == token { return invite }
                 return nil
             }
@@ -103,13 +103,13 @@ import Testing
         // A message to the extension arrives on its stream with the extension name ...
         let receipt = try await net.alice.deliverMessage(token, to: target)
         #expect(receipt == .delivered)
-        let onExtension = await nextEvent(extensionStream, timeout: .seconds(10)) { event -> String? in
+        let onExtension = await extensionStream.first(within: .seconds(10)) { event -> String? in
             if case .message(_, let ext?, token, _) = event { return ext }
             return nil
         }
         #expect(onExtension == name)
         // ... and neither it nor the invite reached the main stream.
-        let leaked = await nextEvent(mainStream, timeout: .milliseconds(300)) { event -> Bool? in
+        let leaked = await mainStream.first(within: .milliseconds(300)) { event -> Bool? in
             switch event {
             case .message(_, _, token, _): true
             case .inviteRequest(let invite) where invite.data == token: true

@@ -12,7 +12,7 @@ import Testing
         let receipt = try await net.alice.deliverMessage(Array(text.utf8), to: net.bob.userId.description)
         #expect(receipt == .delivered)
         let aliceId = net.alice.userId
-        let received = await nextEvent(inbox, timeout: .seconds(10)) { event -> String? in
+        let received = await inbox.first(within: .seconds(10)) { event -> String? in
             if case .message(let from, nil, let data, _) = event, from == aliceId,
                 String(decoding: data, as: UTF8.self) == text
             {
@@ -28,7 +28,7 @@ import Testing
         let inbox = await net.bob.events()
         let payload = randomBytes(Carrier.maxMessageSize)
         let aliceId = net.alice.userId
-        async let arrived = nextEvent(inbox, timeout: .seconds(120)) { event -> [UInt8]? in
+        async let arrived = inbox.first(within: .seconds(120)) { event -> [UInt8]? in
             if case .message(let from, nil, let data, _) = event, from == aliceId, data.count == payload.count {
                 return data
             }
@@ -46,7 +46,7 @@ import Testing
         let net = try await TestNetwork.shared()
         let events = await net.alice.events()
         let id = try await net.alice.sendMessage(Array("ping".utf8), to: net.carol.userId.description)
-        let state = await nextEvent(events, timeout: .seconds(30)) { event -> ReceiptState? in
+        let state = await events.first(within: .seconds(30)) { event -> ReceiptState? in
             if case .receipt(id, _, let state) = event { return state }
             return nil
         }
@@ -87,7 +87,7 @@ import Testing
         ).encode()
         try await net.carol.sendFriendRequest(address: await net.bob.address(), payload: smuggled)
         let carolId = net.carol.userId
-        let reason = await nextEvent(events, timeout: .seconds(60)) { event -> String? in
+        let reason = await events.first(within: .seconds(60)) { event -> String? in
             if case .dropped(carolId?, let reason) = event { return reason }
             if case .friendRequest(carolId, _, _, _) = event { return "delivered as a request" }
             return nil

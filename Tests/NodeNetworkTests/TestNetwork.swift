@@ -66,7 +66,7 @@ struct TestNetwork: Sendable {
         let requests = await accepter.events()
         let requesterId = requester.userId
         try await requester.addFriend(address: await accepter.address().description, hello: "hello from a test")
-        let hello = await nextEvent(requests, timeout: .seconds(60)) { event -> String? in
+        let hello = await requests.first(within: .seconds(60)) { event -> String? in
             if case .friendRequest(let from, _, _, let hello) = event, from == requesterId { return hello }
             return nil
         }
@@ -91,27 +91,6 @@ struct TestNetwork: Sendable {
         }
         try #require(bound, "cannot find a free TCP port")
         return UInt16(bigEndian: address.sin_port)
-    }
-}
-
-/// The first event that `match` maps to a value, or nil after `timeout`.
-func nextEvent<T: Sendable>(
-    _ stream: AsyncStream<CarrierEvent>, timeout: Duration, _ match: @escaping @Sendable (CarrierEvent) -> T?
-) async -> T? {
-    await withTaskGroup(of: T?.self) { group in
-        group.addTask {
-            for await event in stream {
-                if let value = match(event) { return value }
-            }
-            return nil
-        }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
     }
 }
 
