@@ -16,6 +16,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
+        // The call stack; grows layer by layer (transport, media, calls).
+        .library(name: "CarrierRTC", targets: ["RtcSDP"]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
         .executable(name: "echo-bot", targets: ["EchoBot"]),
     ],
@@ -37,6 +39,9 @@ let package = Package(
             name: "CarrierNode",
             dependencies: ["CToxcore", "CSodium", "COpenSSL"],
             swiftSettings: strict),
+
+        // The WebRTC transport, one target per layer (docs/architecture.md).
+        .target(name: "RtcSDP", swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(
@@ -64,6 +69,11 @@ let package = Package(
         .testTarget(
             name: "NodeNetworkTests",
             dependencies: ["CarrierNode"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RtcSDPTests",
+            dependencies: ["RtcSDP"],
+            resources: [.copy("Golden")],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
