@@ -17,7 +17,7 @@ let package = Package(
     products: [
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
         // The call stack; grows layer by layer (transport, media, calls).
-        .library(name: "CarrierRTC", targets: ["RtcSDP"]),
+        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP"]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
         .executable(name: "echo-bot", targets: ["EchoBot"]),
     ],
@@ -42,6 +42,7 @@ let package = Package(
 
         // The WebRTC transport, one target per layer (docs/architecture.md).
         .target(name: "RtcSDP", swiftSettings: strict),
+        .target(name: "RtcRTP", swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(
@@ -74,6 +75,10 @@ let package = Package(
             name: "RtcSDPTests",
             dependencies: ["RtcSDP"],
             resources: [.copy("Golden")],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RtcRTPTests",
+            dependencies: ["RtcRTP"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

@@ -1,0 +1,26 @@
+/// Keeps the last packets sent on each SSRC so a NACK can be answered
+/// (RFC 4585 §6.2.1). Bounded: `capacity` packets per SSRC, older ones are
+/// overwritten, and a NACK for one of them gets nothing.
+public struct RetransmissionCache: Sendable {
+    public let capacity: Int
+    private var slots: [UInt32: [RtpPacket?]] = [:]
+
+    public init(capacity: Int = 512) { self.capacity = max(capacity, 1) }
+
+    public mutating func store(_ packet: RtpPacket) {
+        var ring = slots[packet.ssrc] ?? [RtpPacket?](repeating: nil, count: capacity)
+        ring[Int(packet.sequenceNumber) % capacity] = packet
+        slots[packet.ssrc] = ring
+    }
+
+    /// The cached packets among `sequences`, in the order asked, skipping what is gone.
+    public func packets(ssrc: UInt32, sequences: [UInt16]) -> [RtpPacket] {
+        guard let ring = slots[ssrc] else { return [] }
+        return sequences.compactMap { sequence in
+            guard let packet = ring[Int(sequence) % capacity], packet.sequenceNumber == sequence else { return nil }
+            return packet
+        }
+    }
+
+    public mutating func forget(ssrc: UInt32) { slots[ssrc] = nil }
+}
