@@ -17,7 +17,7 @@ let package = Package(
     products: [
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
         // The call stack; grows layer by layer (transport, media, calls).
-        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP"]),
+        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP", "RtcSRTP"]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
         .executable(name: "echo-bot", targets: ["EchoBot"]),
     ],
@@ -43,6 +43,7 @@ let package = Package(
         // The WebRTC transport, one target per layer (docs/architecture.md).
         .target(name: "RtcSDP", swiftSettings: strict),
         .target(name: "RtcRTP", swiftSettings: strict),
+        .target(name: "RtcSRTP", dependencies: ["CSrtp"], swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(
@@ -79,6 +80,10 @@ let package = Package(
         .testTarget(
             name: "RtcRTPTests",
             dependencies: ["RtcRTP"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RtcSRTPTests",
+            dependencies: ["RtcSRTP", "RtcRTP"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
