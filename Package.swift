@@ -17,7 +17,7 @@ let package = Package(
     products: [
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
         // The call stack; grows layer by layer (transport, media, calls).
-        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP", "RtcSRTP"]),
+        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS"]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
         .executable(name: "echo-bot", targets: ["EchoBot"]),
     ],
@@ -44,6 +44,7 @@ let package = Package(
         .target(name: "RtcSDP", swiftSettings: strict),
         .target(name: "RtcRTP", swiftSettings: strict),
         .target(name: "RtcSRTP", dependencies: ["CSrtp"], swiftSettings: strict),
+        .target(name: "RtcDTLS", dependencies: ["COpenSSL", "RtcSRTP"], swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(
@@ -84,6 +85,10 @@ let package = Package(
         .testTarget(
             name: "RtcSRTPTests",
             dependencies: ["RtcSRTP", "RtcRTP"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RtcDTLSTests",
+            dependencies: ["RtcDTLS", "RtcSRTP"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
