@@ -17,7 +17,7 @@ let package = Package(
     products: [
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
         // The call stack; grows layer by layer (transport, media, calls).
-        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS"]),
+        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE"]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
         .executable(name: "echo-bot", targets: ["EchoBot"]),
     ],
@@ -45,6 +45,7 @@ let package = Package(
         .target(name: "RtcRTP", swiftSettings: strict),
         .target(name: "RtcSRTP", dependencies: ["CSrtp"], swiftSettings: strict),
         .target(name: "RtcDTLS", dependencies: ["COpenSSL", "RtcSRTP"], swiftSettings: strict),
+        .target(name: "RtcICE", dependencies: ["CNice", "CShim"], swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(
@@ -89,6 +90,10 @@ let package = Package(
         .testTarget(
             name: "RtcDTLSTests",
             dependencies: ["RtcDTLS", "RtcSRTP"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RtcICETests",
+            dependencies: ["RtcICE"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

@@ -1,0 +1,253 @@
+import CNice
+import CShim
+import Foundation
+
+/// Full ICE (RFC 8445) on libnice for one RTCP-muxed component: gathering
+/// (host, STUN, TURN over UDP/TCP/TLS), trickle in both directions,
+/// connectivity checks, consent freshness (RFC 7675) and ICE restart.
+///
+/// Thread safety: libnice locks its agent, so every method may be called from
+/// any thread. Events and received packets are delivered on the agent's own
+/// GLib thread (`onEvent`, `onPacket`); handlers must be quick and must not
+/// block that thread.
+public final class IceAgent: @unchecked Sendable {
+    public let configuration: IceConfiguration
+    private let loop: GLibLoopThread
+    private let agent: OpaquePointer
+    private let streamId: UInt32
+    private let callbacks: Callbacks
+    private var signalIds: [UInt] = []
+    private let lock = NSLock()
+    private var closed = false
+
+    /// What the GLib thread calls into; retained by the agent.
+    final class Callbacks: @unchecked Sendable {
+        let onEvent: @Sendable (IceEvent) -> Void
+        let onPacket: @Sendable ([UInt8]) -> Void
+        init(onEvent: @escaping @Sendable (IceEvent) -> Void, onPacket: @escaping @Sendable ([UInt8]) -> Void) {
+            self.onEvent = onEvent
+            self.onPacket = onPacket
+        }
+    }
+
+    public enum IceError: Error, Sendable, Equatable, CustomStringConvertible {
+        case setup(String)
+        case badCandidate(String)
+        case closed
+
+        public var description: String {
+            switch self {
+            case .setup(let why): "ICE setup failed: \(why)"
+            case .badCandidate(let line): "ICE: cannot use remote candidate \(line)"
+            case .closed: "ICE agent is closed"
+            }
+        }
+    }
+
+    public init(
+        configuration: IceConfiguration, onEvent: @escaping @Sendable (IceEvent) -> Void,
+        onPacket: @escaping @Sendable ([UInt8]) -> Void
+    ) throws(IceError) {
+        self.configuration = configuration
+        callbacks = Callbacks(onEvent: onEvent, onPacket: onPacket)
+        loop = GLibLoopThread(name: "carrier-ice")
+        var flags = NICE_AGENT_OPTION_ICE_TRICKLE.rawValue | NICE_AGENT_OPTION_REGULAR_NOMINATION.rawValue
+        if configuration.consentFreshness { flags |= NICE_AGENT_OPTION_CONSENT_FRESHNESS.rawValue }
+        guard
+            let agent = nice_agent_new_full(loop.context, NICE_COMPATIBILITY_RFC5245, NiceAgentOption(rawValue: flags))
+        else {
+            loop.stop()
+            throw .setup("nice_agent_new_full failed")
+        }
+        self.agent = agent
+        let object = UnsafeMutableRawPointer(agent)
+        cshim_g_object_set_bool(object, "controlling-mode", configuration.controlling)
+        cshim_g_object_set_bool(object, "upnp", false)
+        cshim_g_object_set_bool(object, "ice-tcp", configuration.tcpCandidates)
+        cshim_g_object_set_bool(object, "force-relay", configuration.relayOnly)
+        cshim_g_object_set_uint(object, "stun-pacing-timer", configuration.pacingMilliseconds)
+        if let stun = configuration.stunServer {
+            cshim_g_object_set_string(object, "stun-server", stun.host)
+            cshim_g_object_set_uint(object, "stun-server-port", UInt32(stun.port))
+        }
+        for text in configuration.localAddresses {
+            var address = NiceAddress()
+            nice_address_init(&address)
+            guard nice_address_set_from_string(&address, text) != 0 else {
+                g_object_unref(object)
+                loop.stop()
+                throw .setup("not an IP address: \(text)")
+            }
+            nice_agent_add_local_address(agent, &address)
+        }
+        streamId = nice_agent_add_stream(agent, 1)
+        guard streamId != 0 else {
+            g_object_unref(object)
+            loop.stop()
+            throw .setup("nice_agent_add_stream failed")
+        }
+        for turn in configuration.turnServers {
+            let type: NiceRelayType =
+                switch turn.transport {
+                case .udp: NICE_RELAY_TYPE_TURN_UDP
+                case .tcp: NICE_RELAY_TYPE_TURN_TCP
+                case .tls: NICE_RELAY_TYPE_TURN_TLS
+                }
+            guard
+                nice_agent_set_relay_info(
+                    agent, streamId, 1, turn.host, UInt32(turn.port), turn.username, turn.password, type) != 0
+            else {
+                g_object_unref(object)
+                loop.stop()
+                throw .setup("TURN server \(turn.host):\(turn.port) refused (libnice needs an IP address)")
+            }
+        }
+        connectSignals()
+        let receive: NiceAgentRecvFunc = { _, _, _, length, buffer, user in
+            guard let buffer, let user, length > 0 else { return }
+            let callbacks = Unmanaged<Callbacks>.fromOpaque(user).takeUnretainedValue()
+            callbacks.onPacket(Array(UnsafeRawBufferPointer(start: buffer, count: Int(length))))
+        }
+        nice_agent_attach_recv(
+            agent, streamId, 1, loop.context, receive, Unmanaged.passUnretained(callbacks).toOpaque())
+    }
+
+    deinit { close() }
+
+    /// Starts gathering; candidates arrive as `.localCandidate` events.
+    public func gather() throws(IceError) {
+        guard nice_agent_gather_candidates(agent, streamId) != 0 else { throw .setup("gathering failed to start") }
+    }
+
+    public var localCredentials: (ufrag: String, pwd: String) {
+        var ufrag: UnsafeMutablePointer<CChar>?
+        var pwd: UnsafeMutablePointer<CChar>?
+        nice_agent_get_local_credentials(agent, streamId, &ufrag, &pwd)
+        defer {
+            g_free(ufrag)
+            g_free(pwd)
+        }
+        return (ufrag.map { String(cString: $0) } ?? "", pwd.map { String(cString: $0) } ?? "")
+    }
+
+    public func setRemoteCredentials(ufrag: String, pwd: String) {
+        nice_agent_set_remote_credentials(agent, streamId, ufrag, pwd)
+    }
+
+    /// Adds a remote candidate from its SDP attribute (`candidate:...`, with or without `a=`).
+    /// Candidates for other components or transports libnice cannot use are refused.
+    public func addRemoteCandidate(_ line: String) throws(IceError) {
+        let text = line.hasPrefix("a=") ? line : "a=" + line
+        guard let candidate = nice_agent_parse_remote_candidate_sdp(agent, streamId, text) else {
+            throw .badCandidate(line)
+        }
+        defer { nice_candidate_free(candidate) }
+        guard candidate.pointee.component_id == 1 else { return }  // RTCP-mux: only component 1
+        let list = g_slist_append(nil, candidate)
+        defer { g_slist_free(list) }
+        guard nice_agent_set_remote_candidates(agent, streamId, 1, list) >= 0 else { throw .badCandidate(line) }
+    }
+
+    /// The peer sent `a=end-of-candidates`: no more remote candidates will come.
+    public func remoteCandidatesComplete() {
+        _ = nice_agent_peer_candidate_gathering_done(agent, streamId)
+    }
+
+    /// Sends one datagram on the selected pair; false if there is none yet.
+    @discardableResult
+    public func send(_ datagram: [UInt8]) -> Bool {
+        datagram.withUnsafeBytes { buffer in
+            nice_agent_send(
+                agent, streamId, 1, UInt32(buffer.count), buffer.baseAddress?.assumingMemoryBound(to: CChar.self))
+                == Int32(buffer.count)
+        }
+    }
+
+    /// ICE restart (RFC 8445 §9): new local credentials, candidates gathered again.
+    public func restart() throws(IceError) {
+        guard nice_agent_restart_stream(agent, streamId) != 0 else { throw .setup("restart failed") }
+    }
+
+    /// The selected pair as candidate lines, once connected.
+    public var selectedPair: (local: String, remote: String)? {
+        var local: UnsafeMutablePointer<NiceCandidate>?
+        var remote: UnsafeMutablePointer<NiceCandidate>?
+        guard nice_agent_get_selected_pair(agent, streamId, 1, &local, &remote) != 0, let local, let remote else {
+            return nil
+        }
+        return (describe(local), describe(remote))
+    }
+
+    /// Stops the GLib thread and frees libnice. No event follows.
+    public func close() {
+        lock.lock()
+        let alreadyClosed = closed
+        closed = true
+        lock.unlock()
+        guard !alreadyClosed else { return }
+        loop.stop()
+        nice_agent_attach_recv(agent, streamId, 1, nil, nil, nil)
+        for id in signalIds { g_signal_handler_disconnect(UnsafeMutableRawPointer(agent), gulong(id)) }
+        g_object_unref(UnsafeMutableRawPointer(agent))
+    }
+
+    func describe(_ candidate: UnsafeMutablePointer<NiceCandidate>) -> String {
+        guard let text = nice_agent_generate_local_candidate_sdp(agent, candidate) else { return "" }
+        defer { g_free(text) }
+        let line = String(cString: text)
+        return line.hasPrefix("a=") ? String(line.dropFirst(2)) : line
+    }
+
+    private func connectSignals() {
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        let newCandidate:
+            @convention(c) (OpaquePointer?, UnsafeMutablePointer<NiceCandidate>?, UnsafeMutableRawPointer?) -> Void = {
+                _, candidate, user in
+                guard let candidate, let user else { return }
+                let agent = Unmanaged<IceAgent>.fromOpaque(user).takeUnretainedValue()
+                guard candidate.pointee.component_id == 1 else { return }
+                agent.callbacks.onEvent(.localCandidate(agent.describe(candidate)))
+            }
+        let gatheringDone: @convention(c) (OpaquePointer?, UInt32, UnsafeMutableRawPointer?) -> Void = { _, _, user in
+            guard let user else { return }
+            Unmanaged<IceAgent>.fromOpaque(user).takeUnretainedValue().callbacks.onEvent(.gatheringComplete)
+        }
+        let stateChanged: @convention(c) (OpaquePointer?, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?) -> Void = {
+            _, _, component, state, user in
+            guard let user, component == 1 else { return }
+            let mapped: IceState =
+                switch NiceComponentState(rawValue: state) {
+                case NICE_COMPONENT_STATE_GATHERING: .gathering
+                case NICE_COMPONENT_STATE_CONNECTING: .checking
+                case NICE_COMPONENT_STATE_CONNECTED: .connected
+                case NICE_COMPONENT_STATE_READY: .completed
+                case NICE_COMPONENT_STATE_FAILED: .failed
+                case NICE_COMPONENT_STATE_DISCONNECTED: .disconnected
+                default: .new
+                }
+            Unmanaged<IceAgent>.fromOpaque(user).takeUnretainedValue().callbacks.onEvent(.stateChanged(mapped))
+        }
+        let selected:
+            @convention(c) (
+                OpaquePointer?, UInt32, UInt32, UnsafeMutablePointer<NiceCandidate>?,
+                UnsafeMutablePointer<NiceCandidate>?,
+                UnsafeMutableRawPointer?
+            ) -> Void = { _, _, component, local, remote, user in
+                guard let user, let local, let remote, component == 1 else { return }
+                let agent = Unmanaged<IceAgent>.fromOpaque(user).takeUnretainedValue()
+                agent.callbacks.onEvent(.selectedPair(local: agent.describe(local), remote: agent.describe(remote)))
+            }
+        signalIds = [
+            connect("new-candidate-full", unsafeBitCast(newCandidate, to: GCallback.self), user),
+            connect("candidate-gathering-done", unsafeBitCast(gatheringDone, to: GCallback.self), user),
+            connect("component-state-changed", unsafeBitCast(stateChanged, to: GCallback.self), user),
+            connect("new-selected-pair-full", unsafeBitCast(selected, to: GCallback.self), user),
+        ]
+    }
+
+    private func connect(_ signal: String, _ handler: GCallback, _ user: UnsafeMutableRawPointer) -> UInt {
+        UInt(
+            g_signal_connect_data(
+                UnsafeMutableRawPointer(agent), signal, handler, user, nil, GConnectFlags(rawValue: 0)))
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import RtcICE
+import Testing
+
+/// An agent whose events and packets come out as async streams.
+final class IcePeer: Sendable {
+    let agent: IceAgent
+    let events: AsyncStream<IceEvent>
+    let packets: AsyncStream<[UInt8]>
+
+    init(controlling: Bool, configure: (inout IceConfiguration) -> Void = { _ in }) throws {
+        var configuration = IceConfiguration(controlling: controlling)
+        configuration.localAddresses = ["127.0.0.1"]
+        configure(&configuration)
+        let (events, eventSink) = AsyncStream<IceEvent>.makeStream()
+        let (packets, packetSink) = AsyncStream<[UInt8]>.makeStream()
+        self.events = events
+        self.packets = packets
+        agent = try IceAgent(
+            configuration: configuration, onEvent: { eventSink.yield($0) }, onPacket: { packetSink.yield($0) })
+    }
+}
+
+extension AsyncStream where Element: Sendable {
+    func first<T: Sendable>(within timeout: Duration, _ match: @escaping @Sendable (Element) -> T?) async -> T? {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask {
+                for await element in self { if let value = match(element) { return value } }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+}
+
+@Suite(.serialized) struct IceAgentTests {
+    /// Trickles candidates both ways as they are gathered, then waits for both sides to connect.
+    static func connect(_ a: IcePeer, _ b: IcePeer) async throws -> Bool {
+        let (aUfrag, aPwd) = a.agent.localCredentials
+        let (bUfrag, bPwd) = b.agent.localCredentials
+        a.agent.setRemoteCredentials(ufrag: bUfrag, pwd: bPwd)
+        b.agent.setRemoteCredentials(ufrag: aUfrag, pwd: aPwd)
+        try a.agent.gather()
+        try b.agent.gather()
+        async let aConnected = trickle(from: a, to: b)
+        async let bConnected = trickle(from: b, to: a)
+        let (first, second) = try await (aConnected, bConnected)
+        return first && second
+    }
+
+    static func trickle(from source: IcePeer, to target: IcePeer) async throws -> Bool {
+        let result = await source.events.first(within: .seconds(10)) { event -> Bool? in
+            switch event {
+            case .localCandidate(let line):
+                try? target.agent.addRemoteCandidate(line)
+                return nil
+            case .gatheringComplete:
+                target.agent.remoteCandidatesComplete()
+                return nil
+            case .stateChanged(.completed), .stateChanged(.connected): return true
+            case .stateChanged(.failed): return false
+            default: return nil
+            }
+        }
+        return result ?? false
+    }
+
+    @Test func twoAgentsConnectOnLoopbackAndCarryData() async throws {
+        let offerer = try IcePeer(controlling: true)
+        let answerer = try IcePeer(controlling: false)
+        defer {
+            offerer.agent.close()
+            answerer.agent.close()
+        }
+        let started = ContinuousClock.now
+        #expect(try await Self.connect(offerer, answerer))
+        print("ICE connected on loopback in \(ContinuousClock.now - started)")  // informational
+        let credentials = offerer.agent.localCredentials
+        #expect(credentials.ufrag.count >= 4 && credentials.pwd.count >= 22)  // RFC 8445 §5.3
+
+        async let received = answerer.packets.first(within: .seconds(5)) { $0 == Array("hello".utf8) ? true : nil }
+        #expect(await Self.sendUntilSent(offerer, Array("hello".utf8)))
+        #expect(await received == true)
+        let pair = try #require(offerer.agent.selectedPair)
+        #expect(
+            pair.local.contains("127.0.0.1") && pair.remote.contains("127.0.0.1") && pair.local.contains("typ host"))
+    }
+
+    /// The selected pair can lag the state event by a moment.
+    static func sendUntilSent(_ peer: IcePeer, _ data: [UInt8]) async -> Bool {
+        for _ in 0..<100 {
+            if peer.agent.send(data) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    @Test func restartGivesNewCredentials() async throws {
+        let peer = try IcePeer(controlling: true)
+        defer { peer.agent.close() }
+        let before = peer.agent.localCredentials
+        try peer.agent.restart()
+        let after = peer.agent.localCredentials
+        #expect(before.ufrag != after.ufrag && before.pwd != after.pwd)
+    }
+
+    @Test func badInputIsAClearError() throws {
+        #expect(throws: IceAgent.IceError.self) {
+            try IcePeer(controlling: true) { $0.localAddresses = ["not-an-ip"] }
+        }
+        let peer = try IcePeer(controlling: false)
+        defer { peer.agent.close() }
+        #expect(throws: IceAgent.IceError.self) { try peer.agent.addRemoteCandidate("candidate:garbage") }
+        #expect(!peer.agent.send([1, 2, 3]))
+    }
+}
