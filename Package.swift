@@ -17,7 +17,7 @@ let package = Package(
     products: [
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
         // The call stack; grows layer by layer (transport, media, calls).
-        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE"]),
+        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP"]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
         .executable(name: "echo-bot", targets: ["EchoBot"]),
     ],
@@ -46,6 +46,7 @@ let package = Package(
         .target(name: "RtcSRTP", dependencies: ["CSrtp"], swiftSettings: strict),
         .target(name: "RtcDTLS", dependencies: ["COpenSSL", "RtcSRTP"], swiftSettings: strict),
         .target(name: "RtcICE", dependencies: ["CNice", "CShim"], swiftSettings: strict),
+        .target(name: "RtcSCTP", dependencies: ["CUsrsctp"], swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(
@@ -94,6 +95,10 @@ let package = Package(
         .testTarget(
             name: "RtcICETests",
             dependencies: ["RtcICE"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RtcSCTPTests",
+            dependencies: ["RtcSCTP"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

@@ -1,0 +1,70 @@
+import CUsrsctp
+import Dispatch
+import Foundation
+
+/// usrsctp is process-wide: one stack, initialised once in no-threads mode,
+/// with every usrsctp call made on one serial queue (`queue`). Its callbacks
+/// (output, receive, send-space) run synchronously inside those calls, so
+/// they run on `queue` too. A timer on the queue drives usrsctp's timers
+/// while any association exists.
+final class SctpStack: @unchecked Sendable {
+    static let shared = SctpStack()
+
+    let queue = DispatchQueue(label: "carrier.sctp", qos: .userInteractive)
+    // Touched only on `queue`.
+    private var associations: [UnsafeMutableRawPointer: SctpAssociation] = [:]
+    private var timer: DispatchSourceTimer?
+    private var lastTick = DispatchTime.now()
+
+    private init() {
+        let output: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int, UInt8, UInt8) -> Int32 = {
+            address, buffer, length, _, _ in
+            guard let address, let buffer, length > 0 else { return 0 }
+            let packet = Array(UnsafeRawBufferPointer(start: buffer, count: length))
+            SctpStack.shared.associations[address]?.outbound(packet)
+            return 0
+        }
+        usrsctp_init_nothreads(0, output, nil)
+        usrsctp_sysctl_set_sctp_ecn_enable(0)
+        usrsctp_sysctl_set_sctp_delayed_sack_time_default(20)
+        // Large messages and round-trip time both want room: see field notes on buffers.
+        usrsctp_sysctl_set_sctp_max_chunks_on_queue(8192)
+        usrsctp_sysctl_set_sctp_sendspace(UInt32(SctpAssociation.socketBuffer))
+        usrsctp_sysctl_set_sctp_recvspace(UInt32(SctpAssociation.socketBuffer))
+    }
+
+    /// On `queue`.
+    func register(_ association: SctpAssociation, address: UnsafeMutableRawPointer) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        associations[address] = association
+        usrsctp_register_address(address)
+        if timer == nil { startTimer() }
+    }
+
+    /// On `queue`.
+    func deregister(address: UnsafeMutableRawPointer) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        usrsctp_deregister_address(address)
+        associations[address] = nil
+        if associations.isEmpty {
+            timer?.cancel()
+            timer = nil
+        }
+    }
+
+    private func startTimer() {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .milliseconds(10), repeating: .milliseconds(10), leeway: .milliseconds(2))
+        lastTick = .now()
+        timer.setEventHandler { [unowned self] in
+            let now = DispatchTime.now()
+            let elapsed = UInt32(min((now.uptimeNanoseconds - lastTick.uptimeNanoseconds) / 1_000_000, 1000))
+            guard elapsed > 0 else { return }
+            lastTick = now
+            usrsctp_handle_timers(elapsed)
+            for association in associations.values { association.drain() }
+        }
+        timer.resume()
+        self.timer = timer
+    }
+}
