@@ -17,7 +17,7 @@ let package = Package(
     products: [
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
         // The call stack; grows layer by layer (transport, media, calls).
-        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP"]),
+        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "RtcPeer"]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
         .executable(name: "echo-bot", targets: ["EchoBot"]),
     ],
@@ -47,6 +47,10 @@ let package = Package(
         .target(name: "RtcDTLS", dependencies: ["COpenSSL", "RtcSRTP"], swiftSettings: strict),
         .target(name: "RtcICE", dependencies: ["CNice", "CShim"], swiftSettings: strict),
         .target(name: "RtcSCTP", dependencies: ["CUsrsctp"], swiftSettings: strict),
+        .target(
+            name: "RtcPeer",
+            dependencies: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP"],
+            swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(
@@ -99,6 +103,10 @@ let package = Package(
         .testTarget(
             name: "RtcSCTPTests",
             dependencies: ["RtcSCTP"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RtcPeerTests",
+            dependencies: ["RtcPeer"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

@@ -114,6 +114,11 @@ public final class IceAgent: @unchecked Sendable {
 
     deinit { close() }
 
+    /// Sets the ICE role (the offerer controls); call before checks start.
+    public func setControlling(_ controlling: Bool) {
+        cshim_g_object_set_bool(UnsafeMutableRawPointer(agent), "controlling-mode", controlling)
+    }
+
     /// Starts gathering; candidates arrive as `.localCandidate` events.
     public func gather() throws(IceError) {
         guard nice_agent_gather_candidates(agent, streamId) != 0 else { throw .setup("gathering failed to start") }

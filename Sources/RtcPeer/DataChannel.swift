@@ -1,0 +1,113 @@
+import Foundation
+import RtcSCTP
+
+/// A WebRTC data channel (the RTCDataChannel of the W3C API). Sends go
+/// straight to SCTP; events arrive on `events`.
+public final class DataChannel: @unchecked Sendable {
+    public enum Event: Sendable, Equatable {
+        case open
+        case text(String)
+        case binary([UInt8])
+        case bufferedAmountLow
+        case closed
+    }
+
+    public enum ReadyState: Sendable, Equatable { case connecting, open, closing, closed }
+
+    public let parameters: DataChannelParameters
+    public var label: String { parameters.label }
+    public let events: AsyncStream<Event>
+    private let sink: AsyncStream<Event>.Continuation
+    // Guarded by `lock`: the SCTP queue and callers touch them.
+    private let lock = NSLock()
+    private var association: SctpAssociation?
+    private var streamId: UInt16?
+    private var state = ReadyState.connecting
+    private var lowThreshold = 0
+
+    init(parameters: DataChannelParameters) {
+        self.parameters = parameters
+        (events, sink) = AsyncStream<Event>.makeStream()
+    }
+
+    public var id: UInt16? { lock.withLock { streamId } }
+    public var readyState: ReadyState { lock.withLock { state } }
+
+    /// Sends text (PPID 51).
+    public func send(_ text: String) throws(DataChannelError) { try send(Array(text.utf8), binary: false) }
+
+    /// Sends bytes (PPID 53).
+    public func send(_ data: [UInt8]) throws(DataChannelError) { try send(data, binary: true) }
+
+    private func send(_ data: [UInt8], binary: Bool) throws(DataChannelError) {
+        let (association, id, state) = lock.withLock { (self.association, streamId, self.state) }
+        guard state == .open, let association, let id else { throw .notOpen(streamId ?? 0) }
+        try association.send(data, binary: binary, on: id)
+    }
+
+    /// Bytes queued and not yet taken by SCTP.
+    public var bufferedAmount: Int {
+        let (association, id) = lock.withLock { (self.association, streamId) }
+        guard let association, let id else { return 0 }
+        return association.bufferedAmount(of: id)
+    }
+
+    /// `.bufferedAmountLow` fires when the buffered amount falls to this or below.
+    public var bufferedAmountLowThreshold: Int {
+        get { lock.withLock { lowThreshold } }
+        set {
+            let (association, id) = lock.withLock { () -> (SctpAssociation?, UInt16?) in
+                lowThreshold = newValue
+                return (self.association, streamId)
+            }
+            if let association, let id { association.setBufferedAmountLowThreshold(newValue, on: id) }
+        }
+    }
+
+    public func close() {
+        let (association, id) = lock.withLock { () -> (SctpAssociation?, UInt16?) in
+            guard state == .open || state == .connecting else { return (nil, nil) }
+            state = .closing
+            return (self.association, streamId)
+        }
+        if let association, let id { association.closeChannel(id) } else { didClose() }
+    }
+
+    // MARK: From the peer connection (SCTP queue)
+
+    func bind(association: SctpAssociation, id: UInt16) {
+        let threshold = lock.withLock {
+            self.association = association
+            streamId = id
+            return lowThreshold
+        }
+        if threshold > 0 { association.setBufferedAmountLowThreshold(threshold, on: id) }
+    }
+
+    func didOpen() {
+        let opened = lock.withLock {
+            guard state == .connecting else { return false }
+            state = .open
+            return true
+        }
+        if opened { sink.yield(.open) }
+    }
+
+    func didReceive(_ data: [UInt8], binary: Bool) {
+        sink.yield(binary ? .binary(data) : .text(String(decoding: data, as: UTF8.self)))
+    }
+
+    func didDrain() { sink.yield(.bufferedAmountLow) }
+
+    func didClose() {
+        let closed = lock.withLock {
+            guard state != .closed else { return false }
+            state = .closed
+            return true
+        }
+        if closed {
+            sink.yield(.closed)
+            sink.finish()
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import RtcICE
+
+/// What a peer connection is set up with (the RTCConfiguration of the W3C API).
+public struct PeerConfiguration: Sendable {
+    /// `stun:` and `turn:`/`turns:` servers, as in RTCIceServer.
+    public var iceServers: [IceServer] = []
+    /// `.relay` forces TURN (iceTransportPolicy "relay").
+    public var relayOnly = false
+    /// Local addresses to gather on; `["127.0.0.1"]` keeps everything on loopback.
+    public var localAddresses: [String] = []
+    /// Milliseconds between ICE checks (libnice's pacing; see IceConfiguration).
+    public var icePacingMilliseconds: UInt32 = 2
+
+    public init(iceServers: [IceServer] = [], relayOnly: Bool = false, localAddresses: [String] = []) {
+        self.iceServers = iceServers
+        self.relayOnly = relayOnly
+        self.localAddresses = localAddresses
+    }
+
+    public struct IceServer: Sendable, Equatable {
+        public var url: String
+        public var username: String?
+        public var credential: String?
+
+        public init(url: String, username: String? = nil, credential: String? = nil) {
+            self.url = url
+            self.username = username
+            self.credential = credential
+        }
+    }
+
+    func iceConfiguration(controlling: Bool) throws(PeerError) -> IceConfiguration {
+        var configuration = IceConfiguration(controlling: controlling)
+        configuration.localAddresses = localAddresses
+        configuration.relayOnly = relayOnly
+        configuration.pacingMilliseconds = icePacingMilliseconds
+        for server in iceServers {
+            let parsed = try Self.parse(server.url)
+            switch parsed.scheme {
+            case "stun", "stuns":
+                configuration.stunServer = (parsed.host, parsed.port)
+            default:
+                guard let username = server.username, let credential = server.credential else {
+                    throw .invalidConfiguration("\(server.url) needs a username and a credential")
+                }
+                let transport: IceConfiguration.TurnServer.Transport =
+                    parsed.scheme == "turns" ? .tls : parsed.transport == "tcp" ? .tcp : .udp
+                configuration.turnServers.append(
+                    .init(
+                        host: parsed.host, port: parsed.port, username: username, password: credential,
+                        transport: transport))
+            }
+        }
+        return configuration
+    }
+
+    /// `stun:host[:port]`, `turn:host[:port][?transport=udp|tcp]`, `turns:host[:port]` (RFC 7064, 7065).
+    static func parse(_ url: String) throws(PeerError) -> (
+        scheme: String, host: String, port: UInt16, transport: String
+    ) {
+        let schemeEnd = url.firstIndex(of: ":")
+        guard let schemeEnd else { throw .invalidConfiguration("ICE server URL \(url) has no scheme") }
+        let scheme = url[..<schemeEnd].lowercased()
+        guard ["stun", "stuns", "turn", "turns"].contains(scheme) else {
+            throw .invalidConfiguration("ICE server URL \(url): scheme must be stun, turn or turns")
+        }
+        var rest = String(url[url.index(after: schemeEnd)...])
+        var transport = "udp"
+        if let query = rest.firstIndex(of: "?") {
+            let parameters = rest[rest.index(after: query)...]
+            rest = String(rest[..<query])
+            for pair in parameters.split(separator: "&") where pair.hasPrefix("transport=") {
+                transport = pair.dropFirst("transport=".count).lowercased()
+            }
+        }
+        let defaultPort: UInt16 = scheme.hasSuffix("s") ? 5349 : 3478
+        let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
+        guard let host = parts.first, !host.isEmpty, parts.count <= 2 else {
+            throw .invalidConfiguration("ICE server URL \(url) has no host")
+        }
+        let port = parts.count == 2 ? UInt16(parts[1]) : defaultPort
+        guard let port, port > 0 else { throw .invalidConfiguration("ICE server URL \(url) has a bad port") }
+        return (scheme, String(host), port, transport)
+    }
+}
+
+public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
+    case invalidConfiguration(String)
+    case invalidState(String)
+    case badDescription(String)
+    case transport(String)
+    case closed
+
+    public var description: String {
+        switch self {
+        case .invalidConfiguration(let why): "configuration: \(why)"
+        case .invalidState(let why): "wrong state: \(why)"
+        case .badDescription(let why): "session description: \(why)"
+        case .transport(let why): "transport: \(why)"
+        case .closed: "the peer connection is closed"
+        }
+    }
+}

@@ -1,0 +1,738 @@
+import Foundation
+import RtcDTLS
+import RtcICE
+import RtcRTP
+import RtcSCTP
+import RtcSDP
+import RtcSRTP
+
+/// A WebRTC peer connection (the RTCPeerConnection of the W3C API, JSEP per
+/// RFC 8829): offer/answer, one BUNDLEd ICE transport with DTLS, SRTP for
+/// media sections and SCTP for data channels.
+///
+/// Signaling and state live on this actor; packets do not pass through it
+/// (see `SecureTransport`). Events arrive in order on every stream from `events()`.
+public actor PeerConnection {
+    private var subscribers: [UInt64: AsyncStream<PeerEvent>.Continuation] = [:]
+    private var nextSubscriber: UInt64 = 0
+    public nonisolated let configuration: PeerConfiguration
+    nonisolated let certificate: DtlsCertificate
+    nonisolated let transport: SecureTransport
+    private nonisolated let directory = ChannelDirectory()
+
+    enum Signaling { case stable, haveLocalOffer, haveRemoteOffer }
+    enum Section: Equatable {
+        case media(Int)
+        case data(String)
+        case rejected(MediaDescription)
+
+        static func == (lhs: Section, rhs: Section) -> Bool {
+            switch (lhs, rhs) {
+            case (.media(let a), .media(let b)): a == b
+            case (.data(let a), .data(let b)): a == b
+            default: false
+            }
+        }
+    }
+
+    private var signaling = Signaling.stable
+    private var sections: [Section] = []
+    private var transceivers: [Transceiver] = []
+    private var dataMid: String?
+    private var nextMid = 0
+    private let sessionId = UInt64.random(in: 1...(UInt64(Int64.max)))
+    private var sessionVersion: UInt64 = 1
+    private var localDescription: SessionDescription?
+    private var remoteDescription: SessionDescription?
+    private var localCandidates: [String] = []
+    private var gatheringComplete = false
+    private var gathering = false
+    private var pendingRemoteCandidates: [String] = []
+    private var dtlsRole: DtlsTransport.Role?
+    private var iceConnected = false
+    private var dtlsStarted = false
+    private var state = PeerConnectionState.new
+    private var association: SctpAssociation?
+    private var remoteMaxMessageSize: UInt64 = 65536
+    private var pendingChannels: [DataChannel] = []
+    private var router = RtpRouter()
+    private var reception: [UInt32: (mid: String, stats: ReceptionStatistics)] = [:]
+    private var retransmissions = RetransmissionCache()
+    private var roundTripTime: Double?
+    private var lostByPeer: Int64 = 0
+    private var rtcpTask: Task<Void, Never>?
+    private var gatheringWaiters: [CheckedContinuation<Void, Never>] = []
+    private let started = ContinuousClock.now
+
+    public init(configuration: PeerConfiguration = PeerConfiguration()) throws {
+        self.configuration = configuration
+        certificate = try DtlsCertificate()
+        let (transportEvents, transportSink) = AsyncStream<SecureTransport.Event>.makeStream()
+        let directory = self.directory
+        transport = try SecureTransport(ice: try configuration.iceConfiguration(controlling: true)) { event in
+            // Data-channel traffic goes straight to its channel (on the SCTP queue).
+            switch event {
+            case .sctp(.message(let id, let data, let binary)):
+                directory.channel(id)?.didReceive(data, binary: binary)
+            case .sctp(.bufferedAmountLow(let id)):
+                directory.channel(id)?.didDrain()
+            default:
+                transportSink.yield(event)
+            }
+        }
+        Task { [weak self] in
+            for await event in transportEvents {
+                guard let self else { return }
+                await self.handle(event)
+            }
+        }
+    }
+
+    /// A stream of this connection's events from now on; each call gives a new subscriber.
+    public func events() -> AsyncStream<PeerEvent> {
+        let (stream, continuation) = AsyncStream<PeerEvent>.makeStream()
+        nextSubscriber += 1
+        let id = nextSubscriber
+        continuation.onTermination = { [weak self] _ in Task { await self?.unsubscribe(id) } }
+        if state == .closed { continuation.finish() } else { subscribers[id] = continuation }
+        return stream
+    }
+
+    private func unsubscribe(_ id: UInt64) { subscribers[id] = nil }
+
+    private func emit(_ event: PeerEvent) {
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    // MARK: Media sections and channels
+
+    /// Adds a media section (audio or video) that sends and/or receives.
+    public func addTransceiver(_ kind: MediaKind, direction: Direction = .sendrecv) -> TransceiverInfo {
+        let mid = allocateMid()
+        let transceiver = Transceiver(
+            info: TransceiverInfo(
+                mid: mid, kind: kind, direction: direction, codec: Transceiver.defaultCodecs(kind).first,
+                sendSsrc: UInt32.random(in: 1...UInt32.max)),
+            midExtensionId: 1, cname: cname)
+        transceivers.append(transceiver)
+        sections.append(.media(transceivers.count - 1))
+        return transceiver.info
+    }
+
+    /// Creates a data channel; it opens once the connection is up (`.open` on its events).
+    public func createDataChannel(_ parameters: DataChannelParameters) -> DataChannel {
+        let channel = DataChannel(parameters: parameters)
+        if dataMid == nil, signaling == .stable, remoteDescription == nil || localDescription == nil {
+            let mid = allocateMid()
+            dataMid = mid
+            sections.append(.data(mid))
+        }
+        if let association {
+            open(channel, on: association)
+        } else {
+            pendingChannels.append(channel)
+        }
+        return channel
+    }
+
+    public var transceiverInfos: [TransceiverInfo] { transceivers.map(\.info) }
+
+    private func allocateMid() -> String {
+        defer { nextMid += 1 }
+        var mid = "\(nextMid)"
+        while midInUse(mid) {
+            nextMid += 1
+            mid = "\(nextMid)"
+        }
+        return mid
+    }
+
+    private func midInUse(_ mid: String) -> Bool {
+        dataMid == mid || transceivers.contains { $0.info.mid == mid }
+    }
+
+    private var cname: String { "carrier-\(sessionId % 1_000_000)" }
+
+    // MARK: Offer and answer
+
+    public func createOffer() throws(PeerError) -> String {
+        guard state != .closed else { throw .closed }
+        guard signaling != .haveRemoteOffer else { throw .invalidState("an offer from the peer awaits an answer") }
+        return buildDescription(isOffer: true).description
+    }
+
+    public func createAnswer() throws(PeerError) -> String {
+        guard state != .closed else { throw .closed }
+        guard signaling == .haveRemoteOffer else { throw .invalidState("no offer from the peer to answer") }
+        return buildDescription(isOffer: false).description
+    }
+
+    public func setLocalDescription(_ text: String) throws(PeerError) {
+        guard state != .closed else { throw .closed }
+        let description = try parse(text)
+        switch signaling {
+        case .stable:
+            signaling = .haveLocalOffer
+            transport.ice.setControlling(true)
+        case .haveRemoteOffer:
+            signaling = .stable
+            guard let remote = remoteDescription else { throw .invalidState("no remote offer") }
+            let remoteSetup = remote.media.first.flatMap { remote.setup(for: $0) } ?? .actpass
+            try prepareDtls(role: remoteSetup == .active ? .server : .client)
+        case .haveLocalOffer:
+            break  // a new local offer replaces the last one
+        }
+        localDescription = description
+        sessionVersion += 1
+        try startGathering()
+    }
+
+    public func setRemoteDescription(_ text: String) throws(PeerError) {
+        guard state != .closed else { throw .closed }
+        let description = try parse(text)
+        guard let first = description.media.first(where: { !$0.isRejected }) else {
+            throw .badDescription("no media section to connect")
+        }
+        guard let credentials = description.iceCredentials(for: first) else {
+            throw .badDescription("no ICE credentials (a=ice-ufrag/a=ice-pwd)")
+        }
+        guard !description.fingerprints(for: first).isEmpty else {
+            throw .badDescription("no DTLS fingerprint (a=fingerprint)")
+        }
+        let isAnswer = signaling == .haveLocalOffer
+        if !isAnswer {
+            guard signaling == .stable else { throw .invalidState("an offer from the peer is already pending") }
+            adoptRemoteOffer(description)
+            signaling = .haveRemoteOffer
+            transport.ice.setControlling(false)
+        }
+        remoteDescription = description
+        transport.ice.setRemoteCredentials(ufrag: credentials.ufrag, pwd: credentials.pwd)
+        learnRouting(from: description)
+        for media in description.media where !media.isRejected {
+            for candidate in media.candidates { try? transport.ice.addRemoteCandidate(candidate.description) }
+            if media.isDataChannel { remoteMaxMessageSize = media.maxMessageSize ?? 65536 }
+        }
+        for line in pendingRemoteCandidates { try? transport.ice.addRemoteCandidate(line) }
+        pendingRemoteCandidates = []
+        if description.media.contains(where: \.endOfCandidates) { transport.ice.remoteCandidatesComplete() }
+        if isAnswer {
+            signaling = .stable
+            let remoteSetup = description.setup(for: first) ?? .active
+            try prepareDtls(role: remoteSetup == .passive ? .client : .server)
+        }
+    }
+
+    /// Adds a trickled remote candidate (`candidate:...`); an empty string means end of candidates.
+    public func addIceCandidate(_ candidate: String) throws(PeerError) {
+        let line = candidate.trimmingCharacters(in: .whitespacesAndNewlines)
+        if line.isEmpty || line == "a=end-of-candidates" {
+            transport.ice.remoteCandidatesComplete()
+            return
+        }
+        guard remoteDescription != nil else {
+            if pendingRemoteCandidates.count < 256 { pendingRemoteCandidates.append(line) }
+            return
+        }
+        do { try transport.ice.addRemoteCandidate(line) } catch {
+            throw .badDescription("unusable candidate \(line.prefix(100))")
+        }
+    }
+
+    /// The local description with the candidates gathered so far (for peers that do not trickle).
+    public func currentLocalDescription() -> String? {
+        guard var description = localDescription else { return nil }
+        let candidates = localCandidates.compactMap { try? Candidate(parsing: $0) }
+        for index in description.media.indices where !description.media[index].isRejected {
+            description.media[index].candidates = candidates
+            description.media[index].endOfCandidates = gatheringComplete
+        }
+        return description.description
+    }
+
+    /// Waits until ICE gathering is complete (bounded).
+    public func waitForGatheringComplete(timeout: Duration = .seconds(10)) async -> Bool {
+        if gatheringComplete { return true }
+        let timeoutTask = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.releaseGatheringWaiters()
+        }
+        await withCheckedContinuation { gatheringWaiters.append($0) }
+        timeoutTask.cancel()
+        return gatheringComplete
+    }
+
+    private func releaseGatheringWaiters() {
+        let waiters = gatheringWaiters
+        gatheringWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func parse(_ text: String) throws(PeerError) -> SessionDescription {
+        do { return try SessionDescription(parsing: text) } catch { throw .badDescription(error.description) }
+    }
+
+    private func startGathering() throws(PeerError) {
+        guard !gathering else { return }
+        gathering = true
+        do { try transport.ice.gather() } catch { throw .transport(error.description) }
+        setState(.connecting)
+    }
+
+    /// The answerer takes the offer's sections: existing mids keep their
+    /// transceiver, new audio/video sections get one, the data section is noted.
+    private func adoptRemoteOffer(_ offer: SessionDescription) {
+        var adopted: [Section] = []
+        for media in offer.media {
+            guard let mid = media.mid else {
+                adopted.append(.rejected(media))
+                continue
+            }
+            if media.isDataChannel {
+                dataMid = mid
+                adopted.append(.data(mid))
+                continue
+            }
+            guard let kind = MediaKind(rawValue: media.kind), !media.isRejected,
+                let codec = Transceiver.match(media.codecs, kind: kind)
+            else {
+                adopted.append(.rejected(media))
+                continue
+            }
+            let index: Int
+            if let existing = transceivers.firstIndex(where: { $0.info.mid == mid }) {
+                index = existing
+            } else if let unused = transceivers.firstIndex(where: { transceiver in
+                transceiver.info.kind == kind && !sectionsInclude(transceiver.info.mid, in: adopted)
+                    && !offer.media.contains { $0.mid == transceiver.info.mid }
+            }) {
+                // A transceiver added before the offer arrived takes the peer's mid.
+                transceivers[unused].info.mid = mid
+                index = unused
+            } else {
+                transceivers.append(
+                    Transceiver(
+                        info: TransceiverInfo(
+                            mid: mid, kind: kind, direction: .sendrecv, codec: codec,
+                            sendSsrc: UInt32.random(in: 1...UInt32.max)),
+                        cname: cname))
+                index = transceivers.count - 1
+            }
+            transceivers[index].info.codec = codec
+            let remoteDirection = media.direction ?? .sendrecv
+            transceivers[index].info.direction = Self.answerDirection(
+                ours: transceivers[index].info.direction, theirs: remoteDirection)
+            transceivers[index].midExtensionId = media.headerExtensions.first { $0.uri == RtpRouter.midExtensionURI }
+                .map { UInt8($0.id) }
+            adopted.append(.media(index))
+        }
+        sections = adopted
+    }
+
+    private func sectionsInclude(_ mid: String, in list: [Section]) -> Bool {
+        list.contains { section in
+            if case .media(let index) = section { return transceivers[index].info.mid == mid }
+            return false
+        }
+    }
+
+    static func answerDirection(ours: Direction, theirs: Direction) -> Direction {
+        let send = (ours == .sendrecv || ours == .sendonly) && (theirs == .sendrecv || theirs == .recvonly)
+        let receive = (ours == .sendrecv || ours == .recvonly) && (theirs == .sendrecv || theirs == .sendonly)
+        switch (send, receive) {
+        case (true, true): return .sendrecv
+        case (true, false): return .sendonly
+        case (false, true): return .recvonly
+        case (false, false): return .inactive
+        }
+    }
+
+    /// Payload types, SSRCs and the mid extension the peer will use, for BUNDLE demux.
+    private func learnRouting(from description: SessionDescription) {
+        for media in description.media where !media.isRejected && !media.isDataChannel {
+            guard let mid = media.mid else { continue }
+            for codec in media.codecs { router.add(payloadType: codec.payloadType, mid: mid) }
+            for ssrc in media.sendingSsrcs { router.add(ssrc: ssrc, mid: mid) }
+            if let id = media.headerExtensions.first(where: { $0.uri == RtpRouter.midExtensionURI })?.id {
+                router.midExtensionId = UInt8(id)
+            }
+            if let kind = MediaKind(rawValue: media.kind), media.direction != .recvonly, media.direction != .inactive {
+                emit(.track(mid: mid, kind: kind))
+            }
+        }
+    }
+
+    private func buildDescription(isOffer: Bool) -> SessionDescription {
+        var description = SessionDescription(
+            origin: .init(sessionId: sessionId, sessionVersion: sessionVersion, address: "127.0.0.1"))
+        description.msidSemantic = "WMS *"
+        let (ufrag, pwd) = transport.ice.localCredentials
+        let fingerprint = Fingerprint(algorithm: "sha-256", bytes: certificate.sha256)
+        let setup: SetupRole
+        if isOffer {
+            setup = .actpass
+        } else {
+            let remote = remoteDescription
+            let remoteSetup = remote?.media.first.flatMap { remote?.setup(for: $0) } ?? .actpass
+            setup = remoteSetup == .active ? .passive : .active
+        }
+        var bundle: [String] = []
+        for section in sections {
+            var media: MediaDescription
+            switch section {
+            case .media(let index):
+                let transceiver = transceivers[index]
+                let codecs =
+                    isOffer
+                    ? Transceiver.defaultCodecs(transceiver.info.kind) : [transceiver.info.codec].compactMap { $0 }
+                media = MediaDescription(
+                    kind: transceiver.info.kind.rawValue, proto: "UDP/TLS/RTP/SAVPF",
+                    formats: codecs.map { "\($0.payloadType)" })
+                media.codecs = codecs
+                media.mid = transceiver.info.mid
+                media.direction = transceiver.info.direction
+                media.rtcp = "9 IN IP4 0.0.0.0"
+                media.rtcpMux = true
+                media.rtcpReducedSize = true
+                if let id = transceiver.midExtensionId {
+                    media.headerExtensions = [HeaderExtension(id: Int(id), uri: RtpRouter.midExtensionURI)]
+                }
+                if transceiver.info.direction == .sendrecv || transceiver.info.direction == .sendonly {
+                    let stream = "carrier-\(sessionId % 100_000)"
+                    media.msid = "\(stream) \(transceiver.info.kind.rawValue)-\(transceiver.info.mid)"
+                    media.ssrcs = [
+                        SsrcAttribute(ssrc: transceiver.info.sendSsrc, attribute: "cname", value: transceiver.cname),
+                        SsrcAttribute(ssrc: transceiver.info.sendSsrc, attribute: "msid", value: media.msid),
+                    ]
+                }
+            case .data(let mid):
+                media = MediaDescription(kind: "application", proto: "UDP/DTLS/SCTP", formats: ["webrtc-datachannel"])
+                media.mid = mid
+                media.sctpPort = 5000
+                media.maxMessageSize = UInt64(SctpAssociation.maxMessageSize)
+            case .rejected(let remote):
+                var rejected = MediaDescription(
+                    kind: remote.kind, port: 0, proto: remote.proto, formats: remote.formats)
+                rejected.mid = remote.mid
+                rejected.connection = "IN IP4 0.0.0.0"
+                description.media.append(rejected)
+                continue
+            }
+            media.connection = "IN IP4 0.0.0.0"
+            media.iceUfrag = ufrag
+            media.icePwd = pwd
+            media.iceOptions = ["trickle"]
+            media.fingerprints = [fingerprint]
+            media.setup = setup
+            if let mid = media.mid { bundle.append(mid) }
+            description.media.append(media)
+        }
+        if !bundle.isEmpty { description.groups = [.init(semantics: "BUNDLE", mids: bundle)] }
+        return description
+    }
+
+    // MARK: Transport events
+
+    private func prepareDtls(role: DtlsTransport.Role) throws(PeerError) {
+        guard dtlsRole == nil, let remote = remoteDescription else { return }
+        dtlsRole = role
+        let fingerprints = remote.media.filter { !$0.isRejected }.flatMap { remote.fingerprints(for: $0) }
+            .map { DtlsTransport.RemoteFingerprint(algorithm: $0.algorithm, bytes: $0.bytes) }
+        do {
+            try transport.prepareDtls(role: role, certificate: certificate, remoteFingerprints: fingerprints)
+        } catch {
+            throw .transport("\(error)")
+        }
+        startDtlsIfReady()
+    }
+
+    private func startDtlsIfReady() {
+        guard iceConnected, dtlsRole != nil, !dtlsStarted else { return }
+        dtlsStarted = true
+        transport.startDtlsHandshake()
+    }
+
+    private func handle(_ event: SecureTransport.Event) {
+        switch event {
+        case .ice(let ice):
+            handleIce(ice)
+        case .dtlsConnected:
+            setState(.connected)
+            startSctpIfNegotiated()
+            startRtcpTimer()
+        case .dtlsFailed(let reason):
+            setState(.failed)
+            failureReason = reason
+        case .dtlsClosed:
+            close()
+        case .sctp(let sctpEvent):
+            handleSctp(sctpEvent)
+        case .rtp(let packet):
+            handleRtp(packet)
+        case .rtcp(let packets):
+            handleRtcp(packets)
+        }
+    }
+
+    /// Why the connection failed, when it did.
+    public private(set) var failureReason: String?
+
+    private func handleIce(_ event: IceEvent) {
+        switch event {
+        case .localCandidate(let line):
+            localCandidates.append(line)
+            let firstMid = localDescription?.media.first?.mid ?? "0"
+            emit(.localCandidate(candidate: line, sdpMid: firstMid, sdpMLineIndex: 0))
+        case .gatheringComplete:
+            gatheringComplete = true
+            emit(.gatheringComplete)
+            releaseGatheringWaiters()
+        case .stateChanged(let iceState):
+            emit(.iceStateChanged(iceState))
+            switch iceState {
+            case .connected, .completed:
+                iceConnected = true
+                startDtlsIfReady()
+            case .failed:
+                setState(.failed)
+                failureReason = failureReason ?? "ICE failed: no candidate pair works"
+            case .disconnected where state == .connected:
+                setState(.disconnected)
+            default:
+                break
+            }
+        case .selectedPair:
+            break
+        }
+    }
+
+    private func setState(_ new: PeerConnectionState) {
+        guard new != state, state != .closed else { return }
+        state = new
+        emit(.connectionStateChanged(new))
+    }
+
+    public var connectionState: PeerConnectionState { state }
+
+    // MARK: Data channels
+
+    private func startSctpIfNegotiated() {
+        guard association == nil, dataMid != nil,
+            remoteDescription?.media.contains(where: { $0.isDataChannel && !$0.isRejected }) == true,
+            let role = dtlsRole
+        else { return }
+        let transport = self.transport
+        // SCTP events join the transport's ordered event stream; its handler
+        // sends data-channel traffic straight to the channels.
+        let association = SctpAssociation(
+            isDtlsClient: role == .client, onOutbound: { [weak transport] packet in transport?.sendSctp(packet) },
+            onEvent: { [weak transport] event in transport?.relay(.sctp(event)) })
+        self.association = association
+        transport.attach(association)
+        association.start(remoteMaxMessageSize: remoteMaxMessageSize)
+        for channel in pendingChannels { open(channel, on: association) }
+        pendingChannels = []
+    }
+
+    private func open(_ channel: DataChannel, on association: SctpAssociation) {
+        let directory = self.directory
+        association.openChannel(channel.parameters) { result in
+            if case .success(let id) = result {
+                channel.bind(association: association, id: id)
+                directory.insert(channel, id: id)
+            } else {
+                channel.didClose()
+            }
+        }
+    }
+
+    private func handleSctp(_ event: SctpAssociation.Event) {
+        switch event {
+        case .connected:
+            break
+        case .channelOpen(let id, let parameters, let remote):
+            if remote {
+                guard let association else { return }
+                let channel = DataChannel(parameters: parameters)
+                channel.bind(association: association, id: id)
+                directory.insert(channel, id: id)
+                channel.didOpen()
+                emit(.dataChannel(channel))
+            } else {
+                directory.channel(id)?.didOpen()
+            }
+        case .channelClosed(let id):
+            directory.remove(id)?.didClose()
+        case .closed:
+            for channel in directory.removeAll() { channel.didClose() }
+        case .message, .bufferedAmountLow:
+            break  // delivered directly
+        }
+    }
+
+    // MARK: RTP and RTCP
+
+    /// RTP packets received on a media section, in arrival order.
+    public func receivedRtp(mid: String) -> AsyncStream<ReceivedRtp> {
+        let (stream, continuation) = AsyncStream<ReceivedRtp>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        if let index = transceivers.firstIndex(where: { $0.info.mid == mid }) {
+            transceivers[index].received = continuation
+        } else {
+            continuation.finish()
+        }
+        return stream
+    }
+
+    /// Sends one RTP payload on a media section with its negotiated payload type.
+    public func sendRtp(mid: String, payload: [UInt8], timestamp: UInt32, marker: Bool = false) throws(PeerError) {
+        guard let index = transceivers.firstIndex(where: { $0.info.mid == mid }) else {
+            throw .invalidState("no media section \(mid)")
+        }
+        var transceiver = transceivers[index]
+        guard let codec = transceiver.info.codec,
+            transceiver.info.direction == .sendrecv || transceiver.info.direction == .sendonly
+        else { throw .invalidState("media section \(mid) does not send") }
+        var packet = RtpPacket(
+            payloadType: codec.payloadType, sequenceNumber: transceiver.sequence, timestamp: timestamp,
+            ssrc: transceiver.info.sendSsrc, payload: payload)
+        packet.marker = marker
+        if let id = transceiver.midExtensionId { packet.extensions = [.init(id: id, data: Array(mid.utf8))] }
+        transceiver.sequence &+= 1
+        transceiver.packetsSent &+= 1
+        transceiver.octetsSent &+= UInt32(payload.count)
+        transceiver.lastRtpTimestamp = timestamp
+        transceivers[index] = transceiver
+        retransmissions.store(packet)
+        guard transport.sendRtp(packet) else { throw .invalidState("not connected yet") }
+    }
+
+    private func handleRtp(_ packet: RtpPacket) {
+        guard let mid = router.route(packet), let index = transceivers.firstIndex(where: { $0.info.mid == mid }) else {
+            return
+        }
+        let now = seconds()
+        var entry =
+            reception[packet.ssrc]
+            ?? (
+                mid,
+                ReceptionStatistics(ssrc: packet.ssrc, clockRate: transceivers[index].info.codec?.clockRate ?? 90000)
+            )
+        entry.stats.record(
+            sequence: packet.sequenceNumber, timestamp: packet.timestamp, payloadBytes: packet.payload.count,
+            arrival: now)
+        reception[packet.ssrc] = entry
+        transceivers[index].received?.yield(ReceivedRtp(mid: mid, packet: packet))
+    }
+
+    private func handleRtcp(_ packets: [RtcpPacket]) {
+        let now = seconds()
+        for packet in packets {
+            switch packet {
+            case .senderReport(let report):
+                reception[report.ssrc]?.stats.noteSenderReport(ntpTime: report.ntpTime, arrival: now)
+                noteReports(report.reports)
+            case .receiverReport(let report):
+                noteReports(report.reports)
+            case .nack(_, let mediaSsrc, let lost):
+                for packet in retransmissions.packets(ssrc: mediaSsrc, sequences: lost) { transport.sendRtp(packet) }
+            case .pli(_, let mediaSsrc):
+                keyframeRequested(ssrc: mediaSsrc)
+            case .fir(_, let entries):
+                for entry in entries { keyframeRequested(ssrc: entry.ssrc) }
+            default:
+                break
+            }
+        }
+    }
+
+    private func keyframeRequested(ssrc: UInt32) {
+        if let transceiver = transceivers.first(where: { $0.info.sendSsrc == ssrc }) {
+            emit(.keyframeRequested(mid: transceiver.info.mid))
+        }
+    }
+
+    private func noteReports(_ blocks: [RtcpPacket.ReportBlock]) {
+        let arrival = NtpTime.from(unixSeconds: Date().timeIntervalSince1970)
+        for block in blocks where transceivers.contains(where: { $0.info.sendSsrc == block.ssrc }) {
+            if let rtt = NtpTime.roundTripSeconds(block: block, arrivalNtp: arrival) { roundTripTime = rtt }
+            lostByPeer = Int64(block.cumulativeLost)
+        }
+    }
+
+    /// Sender and receiver reports once a second (RFC 3550 §6.2, a fixed interval as WebRTC uses).
+    private func startRtcpTimer() {
+        guard rtcpTask == nil, !transceivers.isEmpty else { return }
+        rtcpTask = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                await self?.sendReports()
+            }
+        }
+    }
+
+    private func sendReports() {
+        guard state == .connected else { return }
+        let now = seconds()
+        var blocks: [RtcpPacket.ReportBlock] = []
+        for ssrc in reception.keys {
+            if let block = reception[ssrc]?.stats.makeReportBlock(now: now) { blocks.append(block) }
+        }
+        var packets: [RtcpPacket] = []
+        let ntp = NtpTime.from(unixSeconds: Date().timeIntervalSince1970)
+        for transceiver in transceivers where transceiver.packetsSent > 0 {
+            packets.append(
+                .senderReport(
+                    .init(
+                        ssrc: transceiver.info.sendSsrc, ntpTime: ntp, rtpTime: transceiver.lastRtpTimestamp,
+                        packetCount: transceiver.packetsSent, octetCount: transceiver.octetsSent,
+                        reports: packets.isEmpty ? Array(blocks.prefix(31)) : [])))
+        }
+        if packets.isEmpty, !blocks.isEmpty, let ssrc = transceivers.first?.info.sendSsrc {
+            packets.append(.receiverReport(.init(ssrc: ssrc, reports: Array(blocks.prefix(31)))))
+        }
+        if !packets.isEmpty { transport.sendRtcp(packets) }
+    }
+
+    private func seconds() -> Double {
+        let elapsed = ContinuousClock.now - started
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    // MARK: Stats and close
+
+    public func stats() -> PeerStats {
+        let counters = transport.stats
+        return PeerStats(
+            bytesSent: counters.bytesSent, bytesReceived: counters.bytesReceived, packetsSent: counters.packetsSent,
+            packetsReceived: counters.packetsReceived, srtpDropped: counters.srtpDropped, roundTripTime: roundTripTime,
+            packetsLostByPeer: lostByPeer,
+            inbound: reception.map { ssrc, entry in
+                .init(
+                    mid: entry.mid, ssrc: ssrc, packetsReceived: entry.stats.packetsReceived,
+                    packetsLost: entry.stats.packetsLost,
+                    jitter: entry.stats.jitterSeconds)
+            }.sorted { $0.ssrc < $1.ssrc },
+            selectedPair: transport.ice.selectedPair)
+    }
+
+    /// Closes every channel and the transport, and frees what they hold.
+    public func close() {
+        guard state != .closed else { return }
+        rtcpTask?.cancel()
+        rtcpTask = nil
+        for channel in directory.removeAll() { channel.didClose() }
+        for channel in pendingChannels { channel.didClose() }
+        pendingChannels = []
+        for index in transceivers.indices {
+            transceivers[index].received?.finish()
+            transceivers[index].received = nil
+        }
+        transport.close()
+        association = nil
+        setState(.closed)
+        state = .closed
+        releaseGatheringWaiters()
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers = [:]
+    }
+}

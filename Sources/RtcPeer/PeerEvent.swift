@@ -1,0 +1,32 @@
+import RtcICE
+import RtcRTP
+
+/// What a peer connection reports (on `PeerConnection.events()`).
+public enum PeerEvent: Sendable {
+    /// A local ICE candidate to signal to the peer (trickle): the attribute
+    /// value `candidate:...`, for the BUNDLE's first media section.
+    case localCandidate(candidate: String, sdpMid: String, sdpMLineIndex: Int)
+    case gatheringComplete
+    case iceStateChanged(IceState)
+    case connectionStateChanged(PeerConnectionState)
+    /// The peer opened a data channel.
+    case dataChannel(DataChannel)
+    /// A media section that receives from the peer.
+    case track(mid: String, kind: MediaKind)
+    /// The peer asked for a keyframe on a section we send (PLI or FIR).
+    case keyframeRequested(mid: String)
+}
+
+public enum PeerConnectionState: String, Sendable {
+    case new, connecting, connected, disconnected, failed, closed
+}
+
+public enum MediaKind: String, Sendable {
+    case audio, video
+}
+
+/// One RTP packet received on a media section.
+public struct ReceivedRtp: Sendable {
+    public var mid: String
+    public var packet: RtpPacket
+}

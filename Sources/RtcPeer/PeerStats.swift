@@ -1,0 +1,30 @@
+/// A snapshot of a peer connection's transport and media statistics.
+public struct PeerStats: Sendable, Equatable {
+    public var bytesSent: UInt64
+    public var bytesReceived: UInt64
+    public var packetsSent: UInt64
+    public var packetsReceived: UInt64
+    /// SRTP/SRTCP packets dropped (failed authentication or replayed).
+    public var srtpDropped: UInt64
+    /// Round-trip time from RTCP reports, seconds, if known.
+    public var roundTripTime: Double?
+    /// Cumulative loss the peer reported for what we send.
+    public var packetsLostByPeer: Int64
+    /// Per incoming SSRC: packets received, lost and jitter (seconds).
+    public var inbound: [InboundStreamStats]
+    /// The ICE pair in use (local and remote candidate lines).
+    public var selectedPair: (local: String, remote: String)?
+
+    public struct InboundStreamStats: Sendable, Equatable {
+        public var mid: String
+        public var ssrc: UInt32
+        public var packetsReceived: UInt64
+        public var packetsLost: Int64
+        public var jitter: Double
+    }
+
+    public static func == (lhs: PeerStats, rhs: PeerStats) -> Bool {
+        lhs.bytesSent == rhs.bytesSent && lhs.bytesReceived == rhs.bytesReceived && lhs.inbound == rhs.inbound
+            && lhs.selectedPair?.local == rhs.selectedPair?.local
+    }
+}

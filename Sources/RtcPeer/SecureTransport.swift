@@ -1,0 +1,240 @@
+import Dispatch
+import Foundation
+import RtcDTLS
+import RtcICE
+import RtcRTP
+import RtcSCTP
+import RtcSRTP
+
+/// The data path of one peer connection over one BUNDLEd ICE component:
+/// ICE below; DTLS, SRTP and RTP/RTCP demultiplexed per RFC 7983; SCTP
+/// over DTLS. Packets never wait for an actor: the receive path runs on the
+/// ICE (GLib) thread, SCTP output on the SCTP queue, RTP sends on the
+/// caller's thread, each behind the lock of the state it touches.
+/// Control events go to `onEvent` (on whichever of those threads).
+final class SecureTransport: @unchecked Sendable {
+    enum Event: Sendable {
+        case ice(IceEvent)
+        case dtlsConnected(SrtpProfile?)
+        case dtlsFailed(String)
+        case dtlsClosed
+        case sctp(SctpAssociation.Event)
+        case rtp(RtpPacket)
+        case rtcp([RtcpPacket])
+    }
+
+    struct Counters: Sendable {
+        var bytesSent: UInt64 = 0
+        var bytesReceived: UInt64 = 0
+        var packetsSent: UInt64 = 0
+        var packetsReceived: UInt64 = 0
+        var srtpDropped: UInt64 = 0
+    }
+
+    let ice: IceAgent
+    private let onEvent: @Sendable (Event) -> Void
+    private let dtlsLock = NSLock()
+    private var dtls: DtlsTransport?
+    private var dtlsTimer: DispatchSourceTimer?
+    private let srtpLock = NSLock()
+    private var srtpOut: SrtpSession?
+    private var srtpIn: SrtpSession?
+    private let countersLock = NSLock()
+    private var counters = Counters()
+    private let sctpLock = NSLock()
+    private var sctp: SctpAssociation?
+
+    init(ice configuration: IceConfiguration, onEvent: @escaping @Sendable (Event) -> Void) throws {
+        self.onEvent = onEvent
+        let relay = Relay()
+        ice = try IceAgent(
+            configuration: configuration, onEvent: { relay.transport?.onEvent(.ice($0)) },
+            onPacket: { relay.transport?.receive($0) })
+        relay.transport = self
+    }
+
+    /// Breaks the init-time cycle between the ICE callbacks and this transport.
+    private final class Relay: @unchecked Sendable {
+        weak var transport: SecureTransport?
+    }
+
+    var stats: Counters { countersLock.withLock { counters } }
+
+    // MARK: DTLS
+
+    /// Datagrams of a DTLS handshake that began before our side was ready (bounded).
+    private var earlyDtls: [[UInt8]] = []
+
+    /// Sets DTLS up once negotiation fixed the role and the peer's fingerprints.
+    /// A server is ready at once; a client sends its hello in `startDtlsHandshake`.
+    func prepareDtls(
+        role: DtlsTransport.Role, certificate: DtlsCertificate, remoteFingerprints: [DtlsTransport.RemoteFingerprint]
+    ) throws {
+        let transport = try DtlsTransport(role: role, certificate: certificate, remoteFingerprints: remoteFingerprints)
+        let early: [[UInt8]] = dtlsLock.withLock {
+            dtls = transport
+            defer { earlyDtls = [] }
+            return earlyDtls
+        }
+        for datagram in early { receiveDtls(datagram) }
+    }
+
+    /// Sends the ClientHello (client role), once ICE has a pair to send on.
+    func startDtlsHandshake() {
+        let hello: [[UInt8]] = dtlsLock.withLock {
+            guard let dtls, dtls.role == .client, dtls.state == .new else { return [] }
+            return dtls.start()
+        }
+        sendAll(hello)
+        scheduleDtlsTimer()
+    }
+
+    /// Passes an event from a layer above (SCTP) through the same handler, in order.
+    func relay(_ event: Event) { onEvent(event) }
+
+    /// Attaches the SCTP association whose packets ride on DTLS.
+    func attach(_ association: SctpAssociation) { sctpLock.withLock { sctp = association } }
+
+    /// SCTP output (on the SCTP queue): encrypt and send.
+    func sendSctp(_ packet: [UInt8]) {
+        let datagrams: [[UInt8]] = dtlsLock.withLock { (try? dtls?.send(packet)) ?? [] }
+        sendAll(datagrams)
+    }
+
+    private func scheduleDtlsTimer() {
+        dtlsLock.withLock {
+            dtlsTimer?.cancel()
+            dtlsTimer = nil
+            guard let dtls, let wait = dtls.timeoutInterval() else { return }
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            let (seconds, attoseconds) = wait.components
+            timer.schedule(
+                deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+            timer.setEventHandler { [weak self] in
+                guard let self else { return }
+                let datagrams = self.dtlsLock.withLock { self.dtls?.handleTimeout() ?? [] }
+                self.sendAll(datagrams)
+                self.scheduleDtlsTimer()
+            }
+            timer.resume()
+            dtlsTimer = timer
+        }
+    }
+
+    // MARK: Receive (ICE thread)
+
+    private func receive(_ datagram: [UInt8]) {
+        countersLock.withLock {
+            counters.bytesReceived += UInt64(datagram.count)
+            counters.packetsReceived += 1
+        }
+        switch PacketClass(datagram) {
+        case .dtls: receiveDtls(datagram)
+        case .rtp: receiveSrtp(datagram)
+        case .stun, .unknown: break  // libnice consumes STUN itself
+        }
+    }
+
+    private func receiveDtls(_ datagram: [UInt8]) {
+        let (replies, events, keys) = dtlsLock.withLock { () -> ([[UInt8]], [DtlsTransport.Event], SrtpKeys?) in
+            guard let dtls else {
+                if earlyDtls.count < 16 { earlyDtls.append(datagram) }
+                return ([], [], nil)
+            }
+            let (replies, events) = dtls.receive(datagram)
+            var keys: SrtpKeys?
+            for case .connected(_, let exported?) in events { keys = exported }
+            return (replies, events, keys)
+        }
+        sendAll(replies)
+        for event in events {
+            switch event {
+            case .connected(let profile, _):
+                if let profile, let keys { installSrtp(profile: profile, keys: keys) }
+                dtlsLock.withLock {
+                    dtlsTimer?.cancel()
+                    dtlsTimer = nil
+                }
+                onEvent(.dtlsConnected(profile))
+            case .data(let packet):
+                sctpLock.withLock { sctp }?.receive(packet)
+            case .closed:
+                onEvent(.dtlsClosed)
+            case .failed(let error):
+                onEvent(.dtlsFailed(error.description))
+            }
+        }
+        if events.isEmpty { scheduleDtlsTimer() }
+    }
+
+    private func installSrtp(profile: SrtpProfile, keys: SrtpKeys) {
+        let outbound = try? SrtpSession(
+            profile: profile, key: keys.localKey, salt: keys.localSalt, direction: .outbound)
+        let inbound = try? SrtpSession(
+            profile: profile, key: keys.remoteKey, salt: keys.remoteSalt, direction: .inbound)
+        srtpLock.withLock {
+            srtpOut = outbound
+            srtpIn = inbound
+        }
+    }
+
+    private func receiveSrtp(_ datagram: [UInt8]) {
+        let isRtcp = RtcpPacket.isRtcp(datagram)
+        let plain: [UInt8]? = srtpLock.withLock {
+            guard let srtpIn else { return nil }
+            return isRtcp ? try? srtpIn.unprotectRtcp(datagram) : try? srtpIn.unprotectRtp(datagram)
+        }
+        guard let plain else {
+            countersLock.withLock { counters.srtpDropped += 1 }
+            return
+        }
+        if isRtcp {
+            if let packets = try? RtcpPacket.parseCompound(plain) { onEvent(.rtcp(packets)) }
+        } else if let packet = try? RtpPacket(parsing: plain) {
+            onEvent(.rtp(packet))
+        }
+    }
+
+    /// For tests: feeds a datagram as if it arrived from the network.
+    func inject(_ datagram: [UInt8]) { receive(datagram) }
+
+    // MARK: Send
+
+    /// Protects and sends an RTP packet; false before SRTP is ready.
+    @discardableResult
+    func sendRtp(_ packet: RtpPacket) -> Bool {
+        let protected: [UInt8]? = srtpLock.withLock { try? srtpOut?.protectRtp(packet.serialized()) }
+        guard let protected else { return false }
+        sendAll([protected])
+        return true
+    }
+
+    @discardableResult
+    func sendRtcp(_ packets: [RtcpPacket]) -> Bool {
+        let compound = packets.flatMap { $0.serialized() }
+        let protected: [UInt8]? = srtpLock.withLock { try? srtpOut?.protectRtcp(compound) }
+        guard let protected else { return false }
+        sendAll([protected])
+        return true
+    }
+
+    private func sendAll(_ datagrams: [[UInt8]]) {
+        for datagram in datagrams where ice.send(datagram) {
+            countersLock.withLock {
+                counters.bytesSent += UInt64(datagram.count)
+                counters.packetsSent += 1
+            }
+        }
+    }
+
+    func close() {
+        let goodbye: [[UInt8]] = dtlsLock.withLock {
+            dtlsTimer?.cancel()
+            dtlsTimer = nil
+            return dtls?.close() ?? []
+        }
+        sendAll(goodbye)
+        sctpLock.withLock { sctp }?.close()
+        ice.close()
+    }
+}

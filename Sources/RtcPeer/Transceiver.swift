@@ -1,0 +1,50 @@
+import RtcRTP
+import RtcSDP
+
+/// One negotiated media section: what it sends (SSRC, payload type, sequence)
+/// and what it receives. Owned by the peer connection actor.
+public struct TransceiverInfo: Sendable, Equatable {
+    public var mid: String
+    public var kind: MediaKind
+    public var direction: Direction
+    /// The codec agreed for sending (nil until negotiated).
+    public var codec: RtpCodec?
+    public var sendSsrc: UInt32
+}
+
+struct Transceiver {
+    var info: TransceiverInfo
+    var sequence = UInt16.random(in: 0...UInt16.max)
+    var packetsSent: UInt32 = 0
+    var octetsSent: UInt32 = 0
+    var lastRtpTimestamp: UInt32 = 0
+    var midExtensionId: UInt8?
+    let cname: String
+    var received: AsyncStream<ReceivedRtp>.Continuation?
+
+    /// The codecs we offer: Opus and VP8 (the media layer encodes them).
+    static func defaultCodecs(_ kind: MediaKind) -> [RtpCodec] {
+        switch kind {
+        case .audio:
+            [
+                RtpCodec(
+                    payloadType: 111, name: "opus", clockRate: 48000, channels: 2,
+                    parameters: "minptime=10;useinbandfec=1")
+            ]
+        case .video:
+            [
+                RtpCodec(
+                    payloadType: 96, name: "VP8", clockRate: 90000,
+                    feedback: ["nack", "nack pli", "ccm fir", "goog-remb"])
+            ]
+        }
+    }
+
+    /// The remote codec we can use with this kind, if any (matched by name and clock rate).
+    static func match(_ remote: [RtpCodec], kind: MediaKind) -> RtpCodec? {
+        let ours = defaultCodecs(kind)
+        return remote.first { candidate in
+            ours.contains { $0.name.lowercased() == candidate.name.lowercased() && $0.clockRate == candidate.clockRate }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import RtcPeer
+import RtcSCTP
+import Testing
+
+extension AsyncStream where Element: Sendable {
+    func first<T: Sendable>(within timeout: Duration, _ match: @escaping @Sendable (Element) -> T?) async -> T? {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask {
+                for await element in self { if let value = match(element) { return value } }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+}
+
+/// Two peer connections in one process on 127.0.0.1, signaling by hand.
+struct LoopbackCall {
+    let offerer: PeerConnection
+    let answerer: PeerConnection
+
+    static let loopback = PeerConfiguration(localAddresses: ["127.0.0.1"])
+
+    init() throws {
+        offerer = try PeerConnection(configuration: Self.loopback)
+        answerer = try PeerConnection(configuration: Self.loopback)
+    }
+
+    /// Offer/answer plus trickled candidates; returns when both are connected (or not, after 10 s).
+    func connect(tamperAnswer: ((String) -> String)? = nil) async throws -> Bool {
+        let offererEvents = await offerer.events()
+        let answererEvents = await answerer.events()
+        let forwardA = Task { [answerer] in await Self.trickle(offererEvents, to: answerer) }
+        let forwardB = Task { [offerer] in await Self.trickle(answererEvents, to: offerer) }
+        defer {
+            forwardA.cancel()
+            forwardB.cancel()
+        }
+        let offer = try await offerer.createOffer()
+        try await offerer.setLocalDescription(offer)
+        try await answerer.setRemoteDescription(offer)
+        let answer = try await answerer.createAnswer()
+        try await answerer.setLocalDescription(answer)
+        try await offerer.setRemoteDescription(tamperAnswer?(answer) ?? answer)
+        async let a = Self.connected(offerer)
+        async let b = Self.connected(answerer)
+        let (first, second) = await (a, b)
+        return first && second
+    }
+
+    static func trickle(_ events: AsyncStream<PeerEvent>, to target: PeerConnection) async {
+        for await event in events {
+            if case .localCandidate(let candidate, _, _) = event { try? await target.addIceCandidate(candidate) }
+        }
+    }
+
+    static func connected(_ peer: PeerConnection) async -> Bool {
+        for _ in 0..<1000 {
+            switch await peer.connectionState {
+            case .connected: return true
+            case .failed, .closed: return false
+            default: try? await Task.sleep(for: .milliseconds(10))  // polling the state, bounded
+            }
+        }
+        return false
+    }
+
+    func close() async {
+        await offerer.close()
+        await answerer.close()
+    }
+}
+
+@Suite(.serialized) struct PeerConnectionTests {
+    @Test func dataChannelOpensAndEchoes() async throws {
+        let call = try LoopbackCall()
+        let channel = await call.offerer.createDataChannel(DataChannelParameters(label: "data"))
+        let answererEvents = await call.answerer.events()
+        let remoteChannel = Task {
+            await answererEvents.first(within: .seconds(10)) { event -> DataChannel? in
+                if case .dataChannel(let channel) = event { return channel }
+                return nil
+            }
+        }
+        let started = ContinuousClock.now
+        #expect(try await call.connect())
+        print("peer connection set up in \(ContinuousClock.now - started)")  // informational
+        let opened = await channel.events.first(within: .seconds(10)) { $0 == .open ? true : nil }
+        #expect(opened == true)
+        let remote = try #require(await remoteChannel.value)
+        #expect(remote.label == "data")
+
+        try channel.send("hello")
+        #expect(
+            await remote.events.first(within: .seconds(5)) {
+                if case .text(let t) = $0 { return t }
+                return nil
+            } == "hello")
+        try remote.send([1, 2, 3])
+        let echoed = await channel.events.first(within: .seconds(5)) { event -> [UInt8]? in
+            if case .binary(let bytes) = event { return bytes }
+            return nil
+        }
+        #expect(echoed == [1, 2, 3])
+        let stats = await call.offerer.stats()
+        #expect(stats.bytesSent > 0 && stats.bytesReceived > 0)
+        #expect(stats.selectedPair?.local.contains("127.0.0.1") == true)
+        await call.close()
+        #expect(
+            await channel.events.first(within: .seconds(2)) { $0 == .closed ? true : nil } != nil
+                || channel.readyState == .closed)
+    }
+
+    @Test func rtpFlowsBothWaysOnAudioAndVideo() async throws {
+        let call = try LoopbackCall()
+        let audio = await call.offerer.addTransceiver(.audio)
+        let video = await call.offerer.addTransceiver(.video)
+        #expect(try await call.connect())
+        let answererTransceivers = await call.answerer.transceiverInfos
+        #expect(answererTransceivers.map(\.mid) == [audio.mid, video.mid])
+        #expect(answererTransceivers.first?.codec?.name.lowercased() == "opus")
+
+        let atAnswerer = await call.answerer.receivedRtp(mid: video.mid)
+        let atOfferer = await call.offerer.receivedRtp(mid: audio.mid)
+        for index in 0..<5 {
+            try await call.offerer.sendRtp(
+                mid: video.mid, payload: [UInt8](repeating: UInt8(index), count: 900), timestamp: UInt32(index) * 3000)
+            try await call.answerer.sendRtp(
+                mid: audio.mid, payload: [0xF8, UInt8(index)], timestamp: UInt32(index) * 960)
+        }
+        let video4 = await atAnswerer.first(within: .seconds(5)) { $0.packet.payload.first == 4 ? $0 : nil }
+        #expect(video4?.packet.payload.count == 900 && video4?.mid == video.mid)
+        let audio4 = await atOfferer.first(within: .seconds(5)) { $0.packet.payload == [0xF8, 4] ? $0 : nil }
+        #expect(audio4?.packet.payloadType == 111)
+        await call.close()
+    }
+
+    @Test func aTamperedFingerprintFailsTheConnection() async throws {
+        let call = try LoopbackCall()
+        _ = await call.offerer.createDataChannel(DataChannelParameters(label: "data"))
+        let connected = try await call.connect { answer in
+            // Flip one hex digit of the answerer's fingerprint.
+            guard let range = answer.range(of: "a=fingerprint:sha-256 ") else { return answer }
+            var text = answer
+            let index = range.upperBound
+            text.replaceSubrange(index...index, with: text[index] == "A" ? "B" : "A")
+            return text
+        }
+        #expect(!connected)
+        #expect(await call.offerer.connectionState == .failed)
+        #expect(await call.offerer.failureReason?.contains("fingerprint") == true)
+        await call.close()
+    }
+}
