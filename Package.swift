@@ -17,7 +17,7 @@ let package = Package(
     products: [
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
         // The call stack; grows layer by layer (transport, media, calls).
-        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "RtcPeer"]),
+        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "RtcPeer", "RtcFileTransfer"]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
         .executable(name: "echo-bot", targets: ["EchoBot"]),
     ],
@@ -51,11 +51,13 @@ let package = Package(
             name: "RtcPeer",
             dependencies: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP"],
             swiftSettings: strict),
+        // Files over a data channel (the binary file protocol, docs/file-protocol.md).
+        .target(name: "RtcFileTransfer", dependencies: ["RtcPeer", "COpenSSL"], swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(
             name: "CarrierCLI",
-            dependencies: ["CarrierNode"],
+            dependencies: ["CarrierNode", "RtcPeer", "RtcFileTransfer"],
             swiftSettings: strict),
 
         // Runnable samples (samples/).

@@ -114,17 +114,29 @@ public final class IceAgent: @unchecked Sendable {
 
     deinit { close() }
 
+    /// Runs `body` unless the agent is closed; libnice must not see a freed agent.
+    private func whileOpen<T>(_ fallback: T, _ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return closed ? fallback : body()
+    }
+
     /// Sets the ICE role (the offerer controls); call before checks start.
     public func setControlling(_ controlling: Bool) {
-        cshim_g_object_set_bool(UnsafeMutableRawPointer(agent), "controlling-mode", controlling)
+        whileOpen(()) { cshim_g_object_set_bool(UnsafeMutableRawPointer(agent), "controlling-mode", controlling) }
     }
 
     /// Starts gathering; candidates arrive as `.localCandidate` events.
     public func gather() throws(IceError) {
-        guard nice_agent_gather_candidates(agent, streamId) != 0 else { throw .setup("gathering failed to start") }
+        let started = whileOpen(false) { nice_agent_gather_candidates(agent, streamId) != 0 }
+        guard started else { throw .setup("gathering failed to start") }
     }
 
     public var localCredentials: (ufrag: String, pwd: String) {
+        whileOpen(("", "")) { credentials() }
+    }
+
+    private func credentials() -> (ufrag: String, pwd: String) {
         var ufrag: UnsafeMutablePointer<CChar>?
         var pwd: UnsafeMutablePointer<CChar>?
         nice_agent_get_local_credentials(agent, streamId, &ufrag, &pwd)
@@ -136,45 +148,54 @@ public final class IceAgent: @unchecked Sendable {
     }
 
     public func setRemoteCredentials(ufrag: String, pwd: String) {
-        nice_agent_set_remote_credentials(agent, streamId, ufrag, pwd)
+        whileOpen(()) { _ = nice_agent_set_remote_credentials(agent, streamId, ufrag, pwd) }
     }
 
     /// Adds a remote candidate from its SDP attribute (`candidate:...`, with or without `a=`).
     /// Candidates for other components or transports libnice cannot use are refused.
     public func addRemoteCandidate(_ line: String) throws(IceError) {
         let text = line.hasPrefix("a=") ? line : "a=" + line
-        guard let candidate = nice_agent_parse_remote_candidate_sdp(agent, streamId, text) else {
-            throw .badCandidate(line)
+        let added = whileOpen(false) {
+            guard let candidate = nice_agent_parse_remote_candidate_sdp(agent, streamId, text) else { return false }
+            defer { nice_candidate_free(candidate) }
+            guard candidate.pointee.component_id == 1 else { return true }  // RTCP-mux: only component 1
+            let list = g_slist_append(nil, candidate)
+            defer { g_slist_free(list) }
+            return nice_agent_set_remote_candidates(agent, streamId, 1, list) >= 0
         }
-        defer { nice_candidate_free(candidate) }
-        guard candidate.pointee.component_id == 1 else { return }  // RTCP-mux: only component 1
-        let list = g_slist_append(nil, candidate)
-        defer { g_slist_free(list) }
-        guard nice_agent_set_remote_candidates(agent, streamId, 1, list) >= 0 else { throw .badCandidate(line) }
+        guard added else { throw .badCandidate(line) }
     }
 
     /// The peer sent `a=end-of-candidates`: no more remote candidates will come.
     public func remoteCandidatesComplete() {
-        _ = nice_agent_peer_candidate_gathering_done(agent, streamId)
+        whileOpen(()) { _ = nice_agent_peer_candidate_gathering_done(agent, streamId) }
     }
 
     /// Sends one datagram on the selected pair; false if there is none yet.
     @discardableResult
     public func send(_ datagram: [UInt8]) -> Bool {
-        datagram.withUnsafeBytes { buffer in
-            nice_agent_send(
-                agent, streamId, 1, UInt32(buffer.count), buffer.baseAddress?.assumingMemoryBound(to: CChar.self))
-                == Int32(buffer.count)
+        whileOpen(false) {
+            datagram.withUnsafeBytes { buffer in
+                nice_agent_send(
+                    agent, streamId, 1, UInt32(buffer.count), buffer.baseAddress?.assumingMemoryBound(to: CChar.self))
+                    == Int32(buffer.count)
+            }
         }
     }
 
     /// ICE restart (RFC 8445 §9): new local credentials, candidates gathered again.
     public func restart() throws(IceError) {
-        guard nice_agent_restart_stream(agent, streamId) != 0 else { throw .setup("restart failed") }
+        guard whileOpen(false, { nice_agent_restart_stream(agent, streamId) != 0 }) else {
+            throw .setup("restart failed")
+        }
     }
 
     /// The selected pair as candidate lines, once connected.
     public var selectedPair: (local: String, remote: String)? {
+        whileOpen(nil) { pair() }
+    }
+
+    private func pair() -> (local: String, remote: String)? {
         var local: UnsafeMutablePointer<NiceCandidate>?
         var remote: UnsafeMutablePointer<NiceCandidate>?
         guard nice_agent_get_selected_pair(agent, streamId, 1, &local, &remote) != 0, let local, let remote else {

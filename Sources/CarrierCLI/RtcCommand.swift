@@ -1,0 +1,65 @@
+import CarrierNode
+import Foundation
+import RtcFileTransfer
+import RtcPeer
+import RtcSCTP
+
+struct RtcCommand: Command {
+    static let name = "rtc"
+    static let summary = "connect to any WebRTC peer, signaling as JSON lines on stdin/stdout"
+    static let help = """
+        Usage: carrier rtc offer|answer [options]
+
+        Connects to a WebRTC peer (a browser, aiortc, another carrier) with the
+        signaling on stdin/stdout: one JSON object per line, {"type":"offer","sdp":…},
+        {"type":"answer","sdp":…}, {"type":"candidate","candidates":[{"sdp":…,
+        "sdpMLineIndex":…,"sdpMid":…}]} and {"type":"bye"}. Everything else goes to
+        stderr. The offerer opens one data channel, labelled "data".
+
+          --send-file PATH     send a file over the data channel (binary file protocol,
+                               docs/file-protocol.md) with progress on stderr, then say bye
+          --receive-dir DIR    save files the peer sends into DIR (checked by SHA-256)
+          --echo               send every data-channel message back
+          --turn URL           a TURN server (turn:IP:PORT[?transport=tcp]), with
+          --turn-user U --turn-pass P
+          --relay-only         use relay candidates only
+          --host-ip IP         gather host candidates on IP only (127.0.0.1 for tests)
+          --no-trickle         send the description once gathering is complete, candidates included
+          --timeout S          give up if nothing completes within S seconds (default 120)
+          --stats FILE         write the final summary as JSON to FILE
+          --json               print the final summary as one JSON line on stderr
+
+        Summary fields: role, connected, setupMs (createOffer, or the offer's arrival,
+        to connected), bytes, MBps, sha256, ok, selectedPair {local, remote}.
+        Exit 0 if the connection came up and every requested transfer completed.
+        """
+    static let valued: Set<String> = [
+        "--send-file", "--receive-dir", "--turn", "--turn-user", "--turn-pass", "--host-ip", "--stats", "--timeout",
+    ]
+    static let flags: Set<String> = ["--echo", "--relay-only", "--no-trickle"]
+
+    static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
+        let role = try arguments.positionals(1...1, usage: "carrier rtc offer|answer [options]")[0]
+        guard role == "offer" || role == "answer" else {
+            throw UsageError("carrier rtc takes offer or answer, not \(role)")
+        }
+        var configuration = PeerConfiguration(relayOnly: arguments.flag("--relay-only"))
+        if let ip = arguments.value("--host-ip") { configuration.localAddresses = [ip] }
+        if let turn = arguments.value("--turn") {
+            configuration.iceServers = [
+                .init(url: turn, username: arguments.value("--turn-user"), credential: arguments.value("--turn-pass"))
+            ]
+        }
+        let session = try RtcSession(
+            role: role, configuration: configuration, sendFile: arguments.value("--send-file"),
+            receiveDirectory: arguments.value("--receive-dir"), echo: arguments.flag("--echo"),
+            trickle: !arguments.flag("--no-trickle"), output: global.output)
+        let summary = await session.run(timeout: try arguments.seconds("--timeout", default: 120))
+        let json = Output.encode(summary.json)
+        if let path = arguments.value("--stats") {
+            try? (json + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        if global.output.json { global.output.log(json) } else { global.output.log(summary.text) }
+        return summary.succeeded ? 0 : 1
+    }
+}

@@ -1,0 +1,299 @@
+import Foundation
+import RtcPeer
+
+/// Sends and receives files on one reliable, ordered data channel with the
+/// binary file protocol (docs/file-protocol.md): a JSON header, the bytes as
+/// binary messages paced by the buffered-amount low-water event, and a JSON
+/// acknowledgement with the receiver's SHA-256. The receiver writes to a
+/// temporary file and renames it only when the hash matches.
+public actor FileTransferEndpoint {
+    public struct Progress: Sendable {
+        public var name: String
+        public var bytes: UInt64
+        public var total: UInt64
+        public var sending: Bool
+    }
+
+    public struct Outcome: Sendable, Equatable {
+        public var name: String
+        public var bytes: UInt64
+        public var sha256: String
+        public var ok: Bool
+        public var seconds: Double
+        /// Where a received file was saved (nil when sent, or when it failed).
+        public var path: String?
+    }
+
+    public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
+        case busy
+        case unreadable(String)
+        case channelClosed
+        case protocolViolation(String)
+
+        public var description: String {
+            switch self {
+            case .busy: "a file is already being sent on this channel"
+            case .unreadable(let why): "cannot read the file: \(why)"
+            case .channelClosed: "the data channel closed before the transfer finished"
+            case .protocolViolation(let why): "file protocol: \(why)"
+            }
+        }
+    }
+
+    /// Messages are this large; the send buffer is kept between the two marks.
+    public static let chunkSize = 64 * 1024
+    static let highWater = 4 << 20
+    static let lowWater = 1 << 20
+    /// Largest file a receiver accepts unless told otherwise.
+    public static let defaultMaxReceiveSize: UInt64 = 16 << 30
+
+    private let channel: DataChannel
+    private let receiveDirectory: String?
+    private let maxReceiveSize: UInt64
+    private let echo: Bool
+    private let onProgress: @Sendable (Progress) -> Void
+    private let onReceived: @Sendable (Outcome) -> Void
+    private var drainWaiter: CheckedContinuation<Void, Never>?
+    private var ackWaiter: CheckedContinuation<FileMessage?, Never>?
+    private var incoming: Incoming?
+    private var sending = false
+    private var closed = false
+    private var openWaiters: [CheckedContinuation<Bool, Never>] = []
+    private var reader: Task<Void, Never>?
+
+    private struct Incoming {
+        var name: String
+        var size: UInt64
+        var expected: String
+        var received: UInt64 = 0
+        var handle: FileHandle
+        var temporaryPath: String
+        var digest = Sha256()
+        var started = ContinuousClock.now
+        var lastProgress = ContinuousClock.now
+    }
+
+    public init(
+        channel: DataChannel, receiveDirectory: String? = nil, maxReceiveSize: UInt64 = defaultMaxReceiveSize,
+        echo: Bool = false, onProgress: @escaping @Sendable (Progress) -> Void = { _ in },
+        onReceived: @escaping @Sendable (Outcome) -> Void = { _ in }
+    ) {
+        self.channel = channel
+        self.receiveDirectory = receiveDirectory
+        self.maxReceiveSize = maxReceiveSize
+        self.echo = echo
+        self.onProgress = onProgress
+        self.onReceived = onReceived
+        channel.bufferedAmountLowThreshold = Self.lowWater
+    }
+
+    /// Starts reading the channel's events; call once.
+    public func start() {
+        guard reader == nil else { return }
+        let events = channel.events
+        reader = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                await self.handle(event)
+            }
+            await self?.channelEnded()
+        }
+    }
+
+    /// Waits until the channel is open (true) or closed (false).
+    public func waitUntilOpen() async -> Bool {
+        switch channel.readyState {
+        case .open: return true
+        case .closing, .closed: return false
+        case .connecting: return await withCheckedContinuation { openWaiters.append($0) }
+        }
+    }
+
+    private func releaseOpenWaiters(_ open: Bool) {
+        let waiters = openWaiters
+        openWaiters = []
+        for waiter in waiters { waiter.resume(returning: open) }
+    }
+
+    /// Sends a file and waits for the receiver's acknowledgement.
+    public func send(path: String) async throws(TransferError) -> Outcome {
+        guard !sending else { throw .busy }
+        sending = true
+        defer { sending = false }
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.uint64Value,
+            let hashHandle = FileHandle(forReadingAtPath: path), let handle = FileHandle(forReadingAtPath: path)
+        else { throw .unreadable(path) }
+        defer {
+            try? handle.close()
+            try? hashHandle.close()
+        }
+        // Hash first: the header carries the SHA-256 the receiver checks against.
+        let digest = Sha256()
+        while let block = try? hashHandle.read(upToCount: 1 << 20), !block.isEmpty { digest.update(Array(block)) }
+        let sha256 = Sha256.hex(digest.finish())
+        let started = ContinuousClock.now
+        do {
+            try channel.send(FileMessage.header(name: name, size: size, sha256: sha256).json)
+            var sent: UInt64 = 0
+            var lastProgress = ContinuousClock.now
+            while sent < size {
+                if channel.bufferedAmount > Self.highWater {
+                    await waitForDrain()
+                    if closed { throw TransferError.channelClosed }
+                    continue
+                }
+                guard let block = try handle.read(upToCount: Self.chunkSize), !block.isEmpty else {
+                    throw TransferError.unreadable("\(path) ended early")
+                }
+                try channel.send(Array(block))
+                sent += UInt64(block.count)
+                if ContinuousClock.now - lastProgress > .milliseconds(250) || sent == size {
+                    lastProgress = ContinuousClock.now
+                    onProgress(Progress(name: name, bytes: sent, total: size, sending: true))
+                }
+            }
+        } catch let error as TransferError {
+            throw error
+        } catch {
+            throw .channelClosed
+        }
+        let ack = await withCheckedContinuation { ackWaiter = $0 }
+        guard case .ack(_, let bytes, let theirHash, let ok)? = ack else { throw .channelClosed }
+        return Outcome(
+            name: name, bytes: bytes, sha256: theirHash, ok: ok && theirHash == sha256 && bytes == size,
+            seconds: seconds(since: started), path: nil)
+    }
+
+    private func waitForDrain() async {
+        guard channel.bufferedAmount > Self.lowWater, !closed else { return }
+        await withCheckedContinuation { drainWaiter = $0 }
+    }
+
+    private func handle(_ event: DataChannel.Event) {
+        switch event {
+        case .bufferedAmountLow:
+            drainWaiter?.resume()
+            drainWaiter = nil
+        case .text(let text):
+            if echo {
+                try? channel.send(text)
+                return
+            }
+            switch FileMessage(json: text) {
+            case .ack?:
+                ackWaiter?.resume(returning: FileMessage(json: text))
+                ackWaiter = nil
+            case .header(let name, let size, let sha256)?:
+                beginReceiving(name: name, size: size, sha256: sha256)
+            case nil:
+                break
+            }
+        case .binary(let bytes):
+            if echo {
+                try? channel.send(bytes)
+                return
+            }
+            receive(bytes)
+        case .open:
+            releaseOpenWaiters(true)
+        case .closed:
+            channelEnded()
+        }
+    }
+
+    private func channelEnded() {
+        closed = true
+        releaseOpenWaiters(false)
+        drainWaiter?.resume()
+        drainWaiter = nil
+        ackWaiter?.resume(returning: nil)
+        ackWaiter = nil
+        if let incoming {
+            try? incoming.handle.close()
+            try? FileManager.default.removeItem(atPath: incoming.temporaryPath)
+            self.incoming = nil
+        }
+    }
+
+    private func beginReceiving(name: String, size: UInt64, sha256: String) {
+        guard let directory = receiveDirectory else { return }
+        let safe = FileMessage.safeName(name)
+        guard size <= maxReceiveSize, incoming == nil else {
+            try? channel.send(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
+            return
+        }
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let temporary = directory + "/.\(safe).partial-\(UInt32.random(in: 0...UInt32.max))"
+        guard FileManager.default.createFile(atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600]),
+            let handle = FileHandle(forWritingAtPath: temporary)
+        else {
+            try? channel.send(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
+            return
+        }
+        incoming = Incoming(
+            name: safe, size: size, expected: sha256.lowercased(), handle: handle, temporaryPath: temporary)
+        if size == 0 { finishReceiving() }
+    }
+
+    private func receive(_ bytes: [UInt8]) {
+        guard var current = incoming else { return }  // binary outside a transfer: ignored
+        guard current.received + UInt64(bytes.count) <= current.size else {
+            incoming = current
+            abortReceiving("more bytes than the header announced")
+            return
+        }
+        do { try current.handle.write(contentsOf: Data(bytes)) } catch {
+            incoming = current
+            abortReceiving("cannot write: \(error.localizedDescription)")
+            return
+        }
+        current.digest.update(bytes)
+        current.received += UInt64(bytes.count)
+        if ContinuousClock.now - current.lastProgress > .milliseconds(250) {
+            current.lastProgress = ContinuousClock.now
+            onProgress(Progress(name: current.name, bytes: current.received, total: current.size, sending: false))
+        }
+        incoming = current
+        if current.received == current.size { finishReceiving() }
+    }
+
+    private func finishReceiving() {
+        guard let current = incoming else { return }
+        incoming = nil
+        try? current.handle.close()
+        let actual = Sha256.hex(current.digest.finish())
+        let ok = actual == current.expected
+        var path: String?
+        if ok, let directory = receiveDirectory {
+            let destination = directory + "/" + current.name
+            try? FileManager.default.removeItem(atPath: destination)
+            if (try? FileManager.default.moveItem(atPath: current.temporaryPath, toPath: destination)) != nil {
+                path = destination
+            }
+        } else {
+            try? FileManager.default.removeItem(atPath: current.temporaryPath)
+        }
+        try? channel.send(
+            FileMessage.ack(name: current.name, size: current.received, sha256: actual, ok: ok && path != nil).json)
+        onReceived(
+            Outcome(
+                name: current.name, bytes: current.received, sha256: actual, ok: ok && path != nil,
+                seconds: seconds(since: current.started), path: path))
+    }
+
+    private func abortReceiving(_ reason: String) {
+        guard let current = incoming else { return }
+        incoming = nil
+        try? current.handle.close()
+        try? FileManager.default.removeItem(atPath: current.temporaryPath)
+        try? channel.send(FileMessage.ack(name: current.name, size: current.received, sha256: "", ok: false).json)
+        onReceived(Outcome(name: current.name, bytes: current.received, sha256: "", ok: false, seconds: 0, path: nil))
+        _ = reason
+    }
+
+    private func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}
