@@ -34,10 +34,13 @@ let package = Package(
         // Forwards for macros and variadic C calls (opus/vpx controls, g_object_set).
         .target(name: "CShim", dependencies: ["COpus", "CVpx", "CNice"]),
 
+        // Small concurrency helpers every layer may use.
+        .target(name: "AsyncExtras", swiftSettings: strict),
+
         // The P2P node on toxcore: identity, friends, messages, invites, groups.
         .target(
             name: "CarrierNode",
-            dependencies: ["CToxcore", "CSodium", "COpenSSL"],
+            dependencies: ["CToxcore", "CSodium", "COpenSSL", "AsyncExtras"],
             swiftSettings: strict),
 
         // The WebRTC transport, one target per layer (docs/architecture.md).
@@ -57,7 +60,7 @@ let package = Package(
         // The `carrier` command.
         .executableTarget(
             name: "CarrierCLI",
-            dependencies: ["CarrierNode", "RtcPeer", "RtcFileTransfer"],
+            dependencies: ["CarrierNode", "RtcPeer", "RtcFileTransfer", "AsyncExtras"],
             swiftSettings: strict),
 
         // Runnable samples (samples/).
@@ -66,6 +69,10 @@ let package = Package(
             dependencies: ["CarrierNode"],
             path: "samples/EchoBot",
             swiftSettings: strict),
+
+        // Helpers shared by the test targets: child processes, bounded waits.
+        .target(
+            name: "TestSupport", dependencies: ["AsyncExtras"], path: "Tests/TestSupport", swiftSettings: strict),
 
         .testTarget(
             name: "CLibraryTests",
@@ -79,7 +86,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "NodeNetworkTests",
-            dependencies: ["CarrierNode"],
+            dependencies: ["TestSupport", "CarrierNode"],
             swiftSettings: strict),
         .testTarget(
             name: "RtcSDPTests",
@@ -100,19 +107,23 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RtcICETests",
-            dependencies: ["RtcICE"],
+            dependencies: ["TestSupport", "RtcICE"],
             swiftSettings: strict),
         .testTarget(
             name: "RtcSCTPTests",
-            dependencies: ["RtcSCTP"],
+            dependencies: ["TestSupport", "RtcSCTP"],
             swiftSettings: strict),
         .testTarget(
             name: "RtcPeerTests",
-            dependencies: ["RtcPeer"],
+            dependencies: ["TestSupport", "RtcPeer"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "InteropTests",
+            dependencies: ["TestSupport", "RtcPeer"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["CarrierCLI"],
+            dependencies: ["TestSupport", "CarrierCLI"],
             swiftSettings: strict),
     ]
 )

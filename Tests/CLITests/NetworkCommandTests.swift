@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Several `carrier` processes on one local network (slow: ~30 s, toxcore joins take ~8 s).

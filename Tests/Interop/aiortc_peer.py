@@ -17,7 +17,7 @@ import time
 
 import aioice.ice
 from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
-from aiortc.mediastreams import MediaStreamTrack
+from aiortc.mediastreams import AudioStreamTrack, MediaStreamTrack, VideoStreamTrack
 from aiortc.sdp import candidate_from_sdp
 
 CHUNK = 64 * 1024
@@ -34,15 +34,26 @@ def emit(signal):
     sys.stdout.flush()
 
 
-class OpaqueTrack(MediaStreamTrack):
-    """Sends nothing; present so the offer carries an audio or video section."""
+def parse_ack(message):
+    """The file-ack object if `message` is one, else None."""
+    if not isinstance(message, str):
+        return None
+    try:
+        value = json.loads(message)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and value.get("type") == "file-ack" else None
 
-    def __init__(self, kind):
-        super().__init__()
-        self.kind = kind
 
-    async def recv(self):
-        await asyncio.sleep(3600)
+async def inbound_packets(pc):
+    """Packets received per media kind, from aiortc's stats."""
+    counts = {}
+    for receiver in pc.getReceivers():
+        report = await receiver.getStats()
+        for stat in report.values():
+            if stat.type == "inbound-rtp":
+                counts[stat.kind] = counts.get(stat.kind, 0) + stat.packetsReceived
+    return counts
 
 
 async def send_file(channel, path, stats):
@@ -76,6 +87,7 @@ class FileReceiver:
     """Receives files per the binary file protocol into a directory."""
 
     def __init__(self, directory, channel, done):
+        os.makedirs(directory, exist_ok=True)
         self.directory, self.channel, self.done = directory, channel, done
         self.current = None
 
@@ -115,13 +127,17 @@ class FileReceiver:
 
 
 async def main():
+    if os.environ.get("AIORTC_PEER_DEBUG"):
+        import logging
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("role", choices=["offer", "answer"])
     parser.add_argument("--loopback", action="store_true", help="gather only 127.0.0.1")
     parser.add_argument("--echo", action="store_true")
     parser.add_argument("--send-file")
     parser.add_argument("--receive-dir")
-    parser.add_argument("--media", action="store_true", help="offer an audio and a video section")
+    parser.add_argument("--media", action="store_true", help="send aiortc's test audio and video tracks")
+    parser.add_argument("--run-for", type=float, default=0, help="with --media: stay connected this many seconds, then bye")
     parser.add_argument("--turn")
     parser.add_argument("--turn-user")
     parser.add_argument("--turn-pass")
@@ -163,9 +179,8 @@ async def main():
             if args.echo:
                 channel.send(message)
                 return
-            if isinstance(message, str) and message.startswith('{"type": "file-ack"') or (
-                    isinstance(message, str) and '"file-ack"' in message):
-                ack = json.loads(message)
+            ack = parse_ack(message)
+            if ack is not None:
                 elapsed = time.monotonic() - stats.get("sendStarted", t0)
                 stats.update({"ok": ack.get("ok", False), "ackSha256": ack.get("sha256"),
                               "MBps": round(stats.get("bytes", 0) / 1e6 / max(elapsed, 1e-9), 2)})
@@ -197,8 +212,8 @@ async def main():
 
     if args.role == "offer":
         if args.media:
-            pc.addTrack(OpaqueTrack("audio"))
-            pc.addTrack(OpaqueTrack("video"))
+            pc.addTrack(AudioStreamTrack())
+            pc.addTrack(VideoStreamTrack())
         use_channel(pc.createDataChannel("data"))
         await pc.setLocalDescription(await pc.createOffer())
         emit({"type": "offer", "sdp": pc.localDescription.sdp})
@@ -220,6 +235,9 @@ async def main():
             if kind in ("offer", "answer"):
                 await pc.setRemoteDescription(RTCSessionDescription(sdp=signal["sdp"], type=kind))
                 if kind == "offer":
+                    if args.media:
+                        pc.addTrack(AudioStreamTrack())
+                        pc.addTrack(VideoStreamTrack())
                     await pc.setLocalDescription(await pc.createAnswer())
                     emit({"type": "answer", "sdp": pc.localDescription.sdp})
             elif kind == "candidate":
@@ -236,6 +254,12 @@ async def main():
                 return
 
     reading = asyncio.ensure_future(read_signals())
+    if args.run_for:
+        async def stop_later():
+            await asyncio.sleep(args.run_for)
+            emit({"type": "bye"})
+            finish("bye")
+        asyncio.ensure_future(stop_later())
     if args.receive_dir:
         result = await received
         stats.update(result)
@@ -244,7 +268,8 @@ async def main():
     else:
         reason = await finished
     reading.cancel()
-    log("done:", reason)
+    stats["inbound"] = await inbound_packets(pc)
+    log("done:", reason, "inbound", stats["inbound"])
     if args.stats:
         with open(args.stats, "w") as handle:
             json.dump(stats, handle)

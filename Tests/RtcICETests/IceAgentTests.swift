@@ -1,5 +1,6 @@
 import Foundation
 import RtcICE
+import TestSupport
 import Testing
 
 /// An agent whose events and packets come out as async streams.
@@ -18,24 +19,6 @@ final class IcePeer: Sendable {
         self.packets = packets
         agent = try IceAgent(
             configuration: configuration, onEvent: { eventSink.yield($0) }, onPacket: { packetSink.yield($0) })
-    }
-}
-
-extension AsyncStream where Element: Sendable {
-    func first<T: Sendable>(within timeout: Duration, _ match: @escaping @Sendable (Element) -> T?) async -> T? {
-        await withTaskGroup(of: T?.self) { group in
-            group.addTask {
-                for await element in self { if let value = match(element) { return value } }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
     }
 }
 

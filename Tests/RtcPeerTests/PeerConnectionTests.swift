@@ -1,25 +1,8 @@
 import Foundation
 import RtcPeer
 import RtcSCTP
+import TestSupport
 import Testing
-
-extension AsyncStream where Element: Sendable {
-    func first<T: Sendable>(within timeout: Duration, _ match: @escaping @Sendable (Element) -> T?) async -> T? {
-        await withTaskGroup(of: T?.self) { group in
-            group.addTask {
-                for await element in self { if let value = match(element) { return value } }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-    }
-}
 
 /// Two peer connections in one process on 127.0.0.1, signaling by hand.
 struct LoopbackCall {

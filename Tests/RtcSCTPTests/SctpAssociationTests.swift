@@ -1,5 +1,6 @@
 import Foundation
 import RtcSCTP
+import TestSupport
 import Testing
 
 /// An association whose events come out as a stream; packets go straight to its peer.
