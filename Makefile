@@ -9,10 +9,18 @@ setup:
 build: setup
 	$(SWIFT) build
 
-# Unit tests, network tests on 127.0.0.1 (real toxcore nodes) and CLI tests.
+# Every test, in separate runs so the timing-sensitive suites do not share the
+# two cores with the heavy ones: pure and single-layer tests; SCTP (usrsctp is
+# process-wide); peer connections in one process; real toxcore nodes on
+# 127.0.0.1; the carrier executable; interop with aiortc and coturn (slow).
 test: setup
 	$(SWIFT) build --build-tests
-	$(SWIFT) test
+	$(SWIFT) test --skip NodeNetworkTests --skip CLITests --skip InteropTests --skip RtcSCTPTests --skip RtcPeerTests
+	$(SWIFT) test --filter RtcSCTPTests
+	$(SWIFT) test --filter RtcPeerTests
+	$(SWIFT) test --filter NodeNetworkTests
+	$(SWIFT) test --filter CLITests
+	$(SWIFT) test --filter InteropTests
 
 demo: setup
 	$(SWIFT) build -c release --product carrier
@@ -21,6 +29,7 @@ demo: setup
 bench: setup
 	$(SWIFT) build -c release --product carrier
 	bash scripts/bench.sh .build/release/carrier
+	python3 scripts/bench_transport.py .build/release/carrier
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests

@@ -72,7 +72,8 @@ let package = Package(
 
         // Helpers shared by the test targets: child processes, bounded waits.
         .target(
-            name: "TestSupport", dependencies: ["AsyncExtras"], path: "Tests/TestSupport", swiftSettings: strict),
+            name: "TestSupport", dependencies: ["AsyncExtras", "COpenSSL"], path: "Tests/TestSupport",
+            swiftSettings: strict),
 
         .testTarget(
             name: "CLibraryTests",

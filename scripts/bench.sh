@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Node benchmark: runs the local demo network RUNS times and reports medians
 # of join time, friend connection, message round trip (with receipt) and the
-# 1 MB bulk message. The transport issue adds the WebRTC benchmarks (setup
-# time, data-channel throughput) side by side with aiortc.
+# 1 MB bulk message. scripts/bench_transport.py measures the WebRTC transport
+# side by side with aiortc.
 set -euo pipefail
 carrier=${1:-.build/release/carrier}
 runs=${RUNS:-3}

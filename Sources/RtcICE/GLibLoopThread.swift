@@ -23,9 +23,18 @@ final class GLibLoopThread: @unchecked Sendable {
     }
 
     /// Stops the loop and waits for its thread to end: no callback runs after this returns.
+    /// The quit is posted as a source on the loop's own context, so it takes
+    /// effect even if the thread has not entered `g_main_loop_run` yet (a plain
+    /// `g_main_loop_quit` before `run` would be lost, and this would wait forever).
     func stop() {
-        g_main_loop_quit(loop)
-        g_main_context_wakeup(context)
+        let quit: GSourceFunc = { loop in
+            g_main_loop_quit(OpaquePointer(loop))
+            return 0  // G_SOURCE_REMOVE
+        }
+        let source = g_idle_source_new()
+        g_source_set_callback(source, quit, UnsafeMutableRawPointer(loop), nil)
+        g_source_attach(source, context)
+        g_source_unref(source)
         finished.wait()
         g_main_loop_unref(loop)
         g_main_context_unref(context)

@@ -30,12 +30,14 @@ public final class SrtpSession {
     public let direction: Direction
     private var session: srtp_t?
 
-    /// libsrtp's one-time global initialisation.
-    private static let initialized: Bool = srtp_init() == srtp_err_status_ok
+    /// libsrtp's one-time global initialisation. A failure here usually means
+    /// another part of the process initialised it already; srtp_create reports
+    /// any real problem.
+    private static let initialized: Void = { _ = srtp_init() }()
 
     public init(profile: SrtpProfile, key: [UInt8], salt: [UInt8], direction: Direction) throws(SrtpFailure) {
         guard key.count == profile.keyLength, salt.count == profile.saltLength else { throw .badKey }
-        guard Self.initialized else { throw .library(-1) }
+        Self.initialized
         self.profile = profile
         self.direction = direction
         var policy = srtp_policy_t()

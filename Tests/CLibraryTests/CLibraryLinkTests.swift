@@ -28,8 +28,8 @@ import Testing
         #expect(OpenSSL_version_num() >= 0x3000_0000)
     }
 
-    @Test func srtpInitialises() {
-        #expect(srtp_init() == srtp_err_status_ok)
+    @Test func srtpReportsItsVersion() {
+        // srtp_init is process-wide and belongs to the SRTP layer.
         let version = String(cString: srtp_get_version_string())
         #expect(version.contains("2."))
     }

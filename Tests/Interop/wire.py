@@ -4,13 +4,15 @@
 usage: wire.py TIMEOUT '["cmd", "arg", ...]' '["cmd", "arg", ...]'
 With WIRE_LOG_PREFIX set, each peer's stderr goes to PREFIX.first.err /
 PREFIX.second.err and the signals it sent to PREFIX.first.out / PREFIX.second.out. When one exits, the other's stdin is closed. Prints
-one JSON line at the end: {"first": status, "second": status} (null if killed).
+one JSON line at the end: {"first": status, "second": status, "cpu": [seconds, seconds]}
+(a status is null if the peer was killed; cpu is each peer's user+system time).
 """
 import json
 import os
 import subprocess
 import sys
 import threading
+import time
 
 timeout = float(sys.argv[1])
 commands = [json.loads(sys.argv[2]), json.loads(sys.argv[3])]
@@ -33,7 +35,7 @@ def pump(source, target, log):
             target.stdin.flush()
         except (BrokenPipeError, ValueError):
             break
-    source.wait()
+    # The source closed its stdout (it is exiting): the signaling channel is gone.
     try:
         target.stdin.close()
     except (BrokenPipeError, ValueError):
@@ -44,12 +46,23 @@ threads = [threading.Thread(target=pump, args=(peers[0], peers[1], outputs[0]), 
            threading.Thread(target=pump, args=(peers[1], peers[0], outputs[1]), daemon=True)]
 for thread in threads:
     thread.start()
-statuses = []
-for peer in peers:
-    try:
-        statuses.append(peer.wait(timeout=timeout))
-    except subprocess.TimeoutExpired:
-        peer.kill()
-        peer.wait()
-        statuses.append(None)
-print(json.dumps({"first": statuses[0], "second": statuses[1]}), flush=True)
+statuses, cpu = [None, None], [0.0, 0.0]
+deadline = time.monotonic() + timeout
+pending = {peer.pid: index for index, peer in enumerate(peers)}
+while pending and time.monotonic() < deadline:
+    for pid, index in list(pending.items()):
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            peers[index].returncode = os.waitstatus_to_exitcode(status)
+            statuses[index] = peers[index].returncode
+            cpu[index] = round(usage.ru_utime + usage.ru_stime, 3)
+            del pending[pid]
+            try:
+                peers[1 - index].stdin.close()
+            except (BrokenPipeError, ValueError):
+                pass
+    time.sleep(0.01)
+for pid, index in pending.items():
+    peers[index].kill()
+    os.wait4(pid, 0)
+print(json.dumps({"first": statuses[0], "second": statuses[1], "cpu": cpu}), flush=True)

@@ -7,13 +7,9 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(5))) struct AiortcFileTests {
     static func randomFile(_ directory: String, megabytes: Int) throws -> String {
         let path = directory + "/payload.bin"
-        var generator = SystemRandomNumberGenerator()
-        var data = Data(count: megabytes << 20)
-        data.withUnsafeMutableBytes { buffer in
-            let words = buffer.bindMemory(to: UInt64.self)
-            for index in words.indices { words[index] = generator.next() }
-        }
-        try data.write(to: URL(fileURLWithPath: path))
+        let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom"))
+        defer { try? random.close() }
+        try random.read(upToCount: megabytes << 20)?.write(to: URL(fileURLWithPath: path))
         return path
     }
 

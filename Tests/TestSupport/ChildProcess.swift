@@ -106,8 +106,10 @@ public final class ChildProcess: @unchecked Sendable {
             try? await Task.sleep(for: .milliseconds(50))
         }
         if process.isRunning {
+            // Not waitUntilExit: on Linux it spins a run loop at full CPU on this thread.
             process.terminate()
-            process.waitUntilExit()
+            for _ in 0..<100 where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             return nil
         }
         return process.terminationStatus
