@@ -44,6 +44,15 @@ def peers(stack, work, send, receive, turn=None):
 
 
 def run(stack, send, turn=None):
+    """One transfer; a failed run is retried once (aioice on loopback fails now and then)."""
+    try:
+        return run_once(stack, send, turn)
+    except RuntimeError as error:
+        print(f"retrying after: {error}", file=sys.stderr)
+        return run_once(stack, send, turn)
+
+
+def run_once(stack, send, turn=None):
     work = tempfile.mkdtemp(prefix="carrier-bench-")
     try:
         receive = os.path.join(work, "in")

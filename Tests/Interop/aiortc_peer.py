@@ -261,7 +261,13 @@ async def main():
             finish("bye")
         asyncio.ensure_future(stop_later())
     if args.receive_dir:
-        result = await received
+        # Whichever comes first: the file, or the end of signaling (then nothing arrived).
+        await asyncio.wait([received, finished], return_when=asyncio.FIRST_COMPLETED)
+        if not received.done():
+            log("done: signaling ended before a file arrived")
+            await pc.close()
+            return 1
+        result = received.result()
         stats.update(result)
         stats["MBps"] = round(result["bytes"] / 1e6 / max(result["seconds"], 1e-9), 2)
         reason = await finished

@@ -19,19 +19,7 @@ final class SctpPeer: Sendable {
     func next<T: Sendable>(
         _ timeout: Duration = .seconds(10), _ match: @escaping @Sendable (SctpAssociation.Event) -> T?
     ) async -> T? {
-        await withTaskGroup(of: T?.self) { group in
-            group.addTask {
-                for await event in self.events { if let value = match(event) { return value } }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        await events.first(within: timeout, match)
     }
 
     func open(_ parameters: DataChannelParameters) async throws -> UInt16 {
