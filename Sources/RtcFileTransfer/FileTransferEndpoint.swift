@@ -240,12 +240,12 @@ public actor FileTransferEndpoint {
         guard var current = incoming else { return }  // binary outside a transfer: ignored
         guard current.received + UInt64(bytes.count) <= current.size else {
             incoming = current
-            abortReceiving("more bytes than the header announced")
+            abortReceiving()  // more bytes than the header announced
             return
         }
         do { try current.handle.write(contentsOf: Data(bytes)) } catch {
             incoming = current
-            abortReceiving("cannot write: \(error.localizedDescription)")
+            abortReceiving()  // the file cannot be written
             return
         }
         current.digest.update(bytes)
@@ -282,14 +282,13 @@ public actor FileTransferEndpoint {
                 seconds: seconds(since: current.started), path: path))
     }
 
-    private func abortReceiving(_ reason: String) {
+    private func abortReceiving() {
         guard let current = incoming else { return }
         incoming = nil
         try? current.handle.close()
         try? FileManager.default.removeItem(atPath: current.temporaryPath)
         try? channel.send(FileMessage.ack(name: current.name, size: current.received, sha256: "", ok: false).json)
         onReceived(Outcome(name: current.name, bytes: current.received, sha256: "", ok: false, seconds: 0, path: nil))
-        _ = reason
     }
 
     private func seconds(since start: ContinuousClock.Instant) -> Double {

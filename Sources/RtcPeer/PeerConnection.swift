@@ -21,18 +21,10 @@ public actor PeerConnection {
     private nonisolated let directory = ChannelDirectory()
 
     enum Signaling { case stable, haveLocalOffer, haveRemoteOffer }
-    enum Section: Equatable {
+    enum Section {
         case media(Int)
         case data(String)
         case rejected(MediaDescription)
-
-        static func == (lhs: Section, rhs: Section) -> Bool {
-            switch (lhs, rhs) {
-            case (.media(let a), .media(let b)): a == b
-            case (.data(let a), .data(let b)): a == b
-            default: false
-            }
-        }
     }
 
     private var signaling = Signaling.stable

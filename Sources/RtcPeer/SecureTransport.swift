@@ -195,9 +195,6 @@ final class SecureTransport: @unchecked Sendable {
         }
     }
 
-    /// For tests: feeds a datagram as if it arrived from the network.
-    func inject(_ datagram: [UInt8]) { receive(datagram) }
-
     // MARK: Send
 
     /// Protects and sends an RTP packet; false before SRTP is ready.

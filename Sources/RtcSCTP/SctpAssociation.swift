@@ -83,7 +83,7 @@ public final class SctpAssociation: @unchecked Sendable {
             sharedLock.withLock { shared.remoteMaxMessageSize = self.remoteMaxMessageSize }
             stack.register(self, address: address)
             guard openSocket() else {
-                fail("cannot open the SCTP socket")
+                finish(reason: "cannot open the SCTP socket")
                 return
             }
         }
@@ -405,8 +405,6 @@ public final class SctpAssociation: @unchecked Sendable {
         sharedLock.withLock { shared.buffered[id] = after }
         if delta < 0, let mark = lowWater[id], before > mark, after <= mark { onEvent(.bufferedAmountLow(id: id)) }
     }
-
-    private func fail(_ reason: String) { finish(reason: reason) }
 
     private func finish(reason: String) {
         guard !finished else { return }
