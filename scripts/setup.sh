@@ -4,13 +4,14 @@
 set -euo pipefail
 
 # Debian packages: C libraries behind the system-library modules, and the
-# tools the tests start (coturn for TURN, ffmpeg/sox for media checks).
+# tools the tests start (coturn for TURN, headless Chromium for browser
+# interop, ffmpeg and sox to make and check media files).
 DEB_PACKAGES=(
   pkg-config
   libtoxcore-dev libsodium-dev
   libssl-dev libsrtp2-dev libusrsctp-dev libnice-dev libglib2.0-dev
   libopus-dev libvpx-dev libogg-dev
-  coturn
+  coturn chromium chromium-driver ffmpeg sox
 )
 
 # PyPI packages the interop tests drive (pinned to the versions we test).

@@ -17,6 +17,7 @@ import time
 
 import aioice.ice
 from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
+from aiortc.rtcconfiguration import RTCIceTransportPolicy
 from aiortc.mediastreams import AudioStreamTrack, MediaStreamTrack, VideoStreamTrack
 from aiortc.sdp import candidate_from_sdp
 
@@ -150,7 +151,7 @@ async def main():
     servers = [RTCIceServer(urls=args.turn, username=args.turn_user, credential=args.turn_pass)] if args.turn else []
     config = RTCConfiguration(iceServers=servers)
     if args.relay_only:
-        config.iceTransportPolicy = "relay"
+        config.iceTransportPolicy = RTCIceTransportPolicy.RELAY
     pc = RTCPeerConnection(config)
     loop = asyncio.get_running_loop()
     finished = loop.create_future()

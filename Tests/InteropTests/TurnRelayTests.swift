@@ -10,26 +10,26 @@ import Testing
         let turn = try await CoturnServer()
         let root = temporaryDirectory("turn-\(transport)")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let file = try AiortcFileTests.randomFile(root, megabytes: megabytes)
+        let file = try WiredPeers.randomFile(root, megabytes: megabytes)
         let (user, password) = turn.credentials()
         let url = "turn:127.0.0.1:\(turn.port)" + (transport == "tcp" ? "?transport=tcp" : "")
-        let (status, answerStatus) = try await AiortcFileTests.run(
-            AiortcFileTests.carrier([
+        let (status, answerStatus) = try await WiredPeers.run(
+            WiredPeers.carrier([
                 "rtc", "offer", "--relay-only", "--host-ip", "127.0.0.1", "--turn", url, "--turn-user", user,
                 "--turn-pass",
                 password, "--send-file", file, "--stats", root + "/ours.json",
             ]),
-            AiortcFileTests.carrier([
+            WiredPeers.carrier([
                 "rtc", "answer", "--host-ip", "127.0.0.1", "--receive-dir", root + "/in", "--stats",
                 root + "/theirs.json",
             ]), logs: root + "/log")
         await turn.stop()
         #expect(status == 0 && answerStatus == 0)
-        let summary = try #require(AiortcFileTests.summary(root + "/ours.json"))
+        let summary = try #require(WiredPeers.summary(root + "/ours.json"))
         let pair = summary["selectedPair"] as? [String: String]
         #expect(pair?["local"]?.contains("typ relay") == true, "selected pair: \(String(describing: pair))")
         #expect(summary["transferOk"] as? Bool == true)
-        #expect(AiortcFileTests.sameBytes(file, root + "/in/payload.bin"))
+        #expect(WiredPeers.sameBytes(file, root + "/in/payload.bin"))
         print("TURN/\(transport): \(summary["MBps"] ?? "?") MB/s")  // for the notes
     }
 

@@ -26,17 +26,17 @@ public final class ChildProcess: @unchecked Sendable {
             .deletingLastPathComponent().appendingPathComponent(".build/debug/carrier")
     }
 
-    /// Tests/Interop/aiortc_peer.py.
-    public static var aiortcPeer: String {
+    /// A script in Tests/Interop/.
+    public static func interopScript(_ name: String) -> String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Interop/aiortc_peer.py").path
+            .appendingPathComponent("Interop").appendingPathComponent(name).path
     }
 
+    /// Tests/Interop/aiortc_peer.py.
+    public static var aiortcPeer: String { interopScript("aiortc_peer.py") }
+
     /// Tests/Interop/wire.py.
-    public static var wireScript: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Interop/wire.py").path
-    }
+    public static var wireScript: String { interopScript("wire.py") }
 
     /// Runs `carrier` with these arguments.
     public convenience init(_ arguments: [String]) throws {

@@ -1,0 +1,50 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Interop with a browser's libwebrtc: headless Chromium driven by
+/// Tests/Interop/browser_peer.py (slow suite: a browser per test). The page
+/// forwards only its 127.0.0.1 candidates, so the pair in use is loopback.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct BrowserTests {
+    @Test func carrierOffersAndSendsAFileToChromium() async throws {
+        let root = temporaryDirectory("browser-send")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = try WiredPeers.randomFile(root, megabytes: 5)
+        let (status, theirStatus) = try await WiredPeers.run(
+            WiredPeers.carrier([
+                "rtc", "offer", "--host-ip", "127.0.0.1", "--send-file", file, "--stats", root + "/ours.json",
+            ]),
+            WiredPeers.browser(["answer", "--stats", root + "/theirs.json"]), logs: root + "/log")
+        #expect(status == 0 && theirStatus == 0)
+        let ours = try #require(WiredPeers.summary(root + "/ours.json"))
+        let theirs = try #require(WiredPeers.summary(root + "/theirs.json"))
+        #expect(ours["transferOk"] as? Bool == true && ours["bytes"] as? Int == 5 << 20)
+        #expect(theirs["receivedOk"] as? Bool == true)
+        #expect(theirs["receivedSha256"] as? String == ours["sha256"] as? String)
+        let pair = ours["selectedPair"] as? [String: Any]
+        #expect((pair?["remote"] as? String)?.contains(" 127.0.0.1 ") == true)
+        print("carrier → chromium: \(ours["MBps"] ?? "?") MB/s, setup \(ours["setupMs"] ?? "?") ms")
+    }
+
+    /// Chromium offers audio and video from its fake devices plus the data
+    /// channel, and sends a file; we answer and receive it.
+    @Test func chromiumOffersWithMediaAndSendsAFileToCarrier() async throws {
+        let root = temporaryDirectory("browser-receive")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (status, theirStatus) = try await WiredPeers.run(
+            WiredPeers.carrier([
+                "rtc", "answer", "--host-ip", "127.0.0.1", "--receive-dir", root + "/in", "--stats",
+                root + "/ours.json",
+            ]),
+            WiredPeers.browser(["offer", "--media", "--send-bytes", "\(3 << 20)", "--stats", root + "/theirs.json"]),
+            logs: root + "/log")
+        #expect(status == 0 && theirStatus == 0)
+        let ours = try #require(WiredPeers.summary(root + "/ours.json"))
+        let theirs = try #require(WiredPeers.summary(root + "/theirs.json"))
+        #expect(ours["transferOk"] as? Bool == true)
+        #expect(theirs["ackOk"] as? Bool == true)
+        #expect(ours["sha256"] as? String == theirs["sentSha256"] as? String)
+        let written = try #require(ours["path"] as? String)
+        #expect((try? FileManager.default.attributesOfItem(atPath: written)[.size] as? Int) == 3 << 20)
+    }
+}
