@@ -16,7 +16,9 @@ extension Command {
 }
 
 /// Every command, in the order `carrier --help` lists them.
-let commands: [any Command.Type] = [
-    IdCommand.self, SignCommand.self, VerifyCommand.self, NodeCommand.self, ListenCommand.self,
-    FriendCommand.self, MessageCommand.self, RtcCommand.self, DemoCommand.self,
-]
+var commands: [any Command.Type] {
+    [
+        IdCommand.self, SignCommand.self, VerifyCommand.self, NodeCommand.self, ListenCommand.self,
+        FriendCommand.self, MessageCommand.self, RtcCommand.self, DemoCommand.self,
+    ]
+}

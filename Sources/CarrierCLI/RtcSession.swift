@@ -83,15 +83,15 @@ actor RtcSession {
         let eventTask = Task { for await event in events { await handle(event) } }
         let signalTask = Task {
             for await line in StandardInputLines.stream() { await handleSignal(line) }
-            await finish(nil)
+            finish(nil)
         }
         let timeoutTask = Task {
             try? await Task.sleep(for: timeout)
-            await finish("timed out after \(timeout)")
+            finish("timed out after \(timeout)")
         }
         let interruptTask = Task {
             await Termination.wait()
-            await finish("interrupted")
+            finish("interrupted")
         }
         if role == "offer" {
             started = ContinuousClock.now
@@ -201,7 +201,7 @@ actor RtcSession {
             await endpoint.start()
             guard let path = sendFile else { return }
             guard await endpoint.waitUntilOpen() else {
-                await self.finish("the data channel closed before it opened")
+                self.finish("the data channel closed before it opened")
                 return
             }
             await self.sendFile(path, with: endpoint)

@@ -10,6 +10,10 @@ public struct PeerConfiguration: Sendable {
     public var localAddresses: [String] = []
     /// Milliseconds between ICE checks (libnice's pacing; see IceConfiguration).
     public var icePacingMilliseconds: UInt32 = 2
+    /// Drops this share (0...1) of incoming SRTP media packets at random before
+    /// they are decrypted, as a lossy network would: for testing how media
+    /// copes (NACK, PLI, concealment). RTCP and data channels are not touched.
+    public var simulatedRtpLoss: Double = 0
 
     public init(iceServers: [IceServer] = [], relayOnly: Bool = false, localAddresses: [String] = []) {
         self.iceServers = iceServers

@@ -43,6 +43,11 @@ public actor PeerConnection {
     private var dtlsRole: DtlsTransport.Role?
     private var iceConnected = false
     private var dtlsStarted = false
+    private var dtlsConnected = false
+    /// Set by an ICE restart until the next local description is built: that
+    /// description carries the candidates (libnice keeps them across a restart).
+    private var describeCandidates = false
+    private var announcedTracks: Set<String> = []
     private var state = PeerConnectionState.new
     private var association: SctpAssociation?
     private var remoteMaxMessageSize: UInt64 = 65536
@@ -61,7 +66,9 @@ public actor PeerConnection {
         certificate = try DtlsCertificate()
         let (transportEvents, transportSink) = AsyncStream<SecureTransport.Event>.makeStream()
         let directory = self.directory
-        transport = try SecureTransport(ice: try configuration.iceConfiguration(controlling: true)) { event in
+        transport = try SecureTransport(
+            ice: try configuration.iceConfiguration(controlling: true), simulatedLoss: configuration.simulatedRtpLoss
+        ) { event in
             // Data-channel traffic goes straight to its channel (on the SCTP queue).
             switch event {
             case .sctp(.message(let id, let data, let binary)):
@@ -147,9 +154,17 @@ public actor PeerConnection {
 
     // MARK: Offer and answer
 
-    public func createOffer() throws(PeerError) -> String {
+    /// An offer for the current sections. Called again once connected it is a
+    /// renegotiation (new transceivers, directions); with `iceRestart` the
+    /// ICE credentials change and connectivity checks start over (RFC 8445 §9,
+    /// JSEP §5.2.1) while DTLS, SCTP and RTP keep their sessions.
+    public func createOffer(iceRestart: Bool = false) throws(PeerError) -> String {
         guard state != .closed else { throw .closed }
         guard signaling != .haveRemoteOffer else { throw .invalidState("an offer from the peer awaits an answer") }
+        if iceRestart, gathering {
+            do { try transport.ice.restart() } catch { throw .transport(error.description) }
+            describeCandidates = true
+        }
         return buildDescription(isOffer: true).description
     }
 
@@ -165,7 +180,8 @@ public actor PeerConnection {
         switch signaling {
         case .stable:
             signaling = .haveLocalOffer
-            transport.ice.setControlling(true)
+            // The first offerer controls ICE; renegotiation keeps the roles.
+            if remoteDescription == nil { transport.ice.setControlling(true) }
         case .haveRemoteOffer:
             signaling = .stable
             guard let remote = remoteDescription else { throw .invalidState("no remote offer") }
@@ -192,11 +208,20 @@ public actor PeerConnection {
             throw .badDescription("no DTLS fingerprint (a=fingerprint)")
         }
         let isAnswer = signaling == .haveLocalOffer
+        let previousCredentials = remoteDescription.flatMap { old in
+            old.media.first(where: { !$0.isRejected }).flatMap { old.iceCredentials(for: $0) }
+        }
+        let remoteRestarted = previousCredentials.map { $0 != credentials } ?? false
         if !isAnswer {
             guard signaling == .stable else { throw .invalidState("an offer from the peer is already pending") }
             adoptRemoteOffer(description)
             signaling = .haveRemoteOffer
-            transport.ice.setControlling(false)
+            if previousCredentials == nil { transport.ice.setControlling(false) }
+            if remoteRestarted {
+                // The peer restarts ICE: so do we (new local credentials in our answer).
+                do { try transport.ice.restart() } catch { throw .transport(error.description) }
+                describeCandidates = true
+            }
         }
         remoteDescription = description
         transport.ice.setRemoteCredentials(ufrag: credentials.ufrag, pwd: credentials.pwd)
@@ -348,7 +373,9 @@ public actor PeerConnection {
             if let id = media.headerExtensions.first(where: { $0.uri == RtpRouter.midExtensionURI })?.id {
                 router.midExtensionId = UInt8(id)
             }
-            if let kind = MediaKind(rawValue: media.kind), media.direction != .recvonly, media.direction != .inactive {
+            if let kind = MediaKind(rawValue: media.kind), media.direction != .recvonly, media.direction != .inactive,
+                announcedTracks.insert(mid).inserted
+            {
                 emit(.track(mid: mid, kind: kind))
             }
         }
@@ -369,6 +396,8 @@ public actor PeerConnection {
             setup = remoteSetup == .active ? .passive : .active
         }
         var bundle: [String] = []
+        let candidates = describeCandidates ? localCandidates.compactMap { try? Candidate(parsing: $0) } : []
+        defer { describeCandidates = false }
         for section in sections {
             var media: MediaDescription
             switch section {
@@ -416,6 +445,8 @@ public actor PeerConnection {
             media.iceOptions = ["trickle"]
             media.fingerprints = [fingerprint]
             media.setup = setup
+            media.candidates = candidates
+            media.endOfCandidates = !candidates.isEmpty && gatheringComplete
             if let mid = media.mid { bundle.append(mid) }
             description.media.append(media)
         }
@@ -449,6 +480,7 @@ public actor PeerConnection {
         case .ice(let ice):
             handleIce(ice)
         case .dtlsConnected:
+            dtlsConnected = true
             setState(.connected)
             startSctpIfNegotiated()
             startRtcpTimer()
@@ -485,6 +517,8 @@ public actor PeerConnection {
             case .connected, .completed:
                 iceConnected = true
                 startDtlsIfReady()
+                // Back after a disconnection or an ICE restart: DTLS kept its session.
+                if dtlsConnected, state == .disconnected { setState(.connected) }
             case .failed:
                 setState(.failed)
                 failureReason = failureReason ?? "ICE failed: no candidate pair works"

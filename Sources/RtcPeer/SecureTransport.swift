@@ -44,8 +44,16 @@ final class SecureTransport: @unchecked Sendable {
     private let sctpLock = NSLock()
     private var sctp: SctpAssociation?
 
-    init(ice configuration: IceConfiguration, onEvent: @escaping @Sendable (Event) -> Void) throws {
+    /// Share of incoming SRTP (not SRTCP) packets dropped on purpose (PeerConfiguration.simulatedRtpLoss).
+    private let simulatedLoss: Double
+    /// Tests observe the datagrams sent (set before connecting; called on the sending thread).
+    var sentDatagramTap: (@Sendable ([UInt8]) -> Void)?
+
+    init(
+        ice configuration: IceConfiguration, simulatedLoss: Double = 0, onEvent: @escaping @Sendable (Event) -> Void
+    ) throws {
         self.onEvent = onEvent
+        self.simulatedLoss = simulatedLoss
         let relay = Relay()
         ice = try IceAgent(
             configuration: configuration, onEvent: { relay.transport?.onEvent(.ice($0)) },
@@ -123,7 +131,7 @@ final class SecureTransport: @unchecked Sendable {
 
     // MARK: Receive (ICE thread)
 
-    private func receive(_ datagram: [UInt8]) {
+    func receive(_ datagram: [UInt8]) {
         countersLock.withLock {
             counters.bytesReceived += UInt64(datagram.count)
             counters.packetsReceived += 1
@@ -180,6 +188,7 @@ final class SecureTransport: @unchecked Sendable {
 
     private func receiveSrtp(_ datagram: [UInt8]) {
         let isRtcp = RtcpPacket.isRtcp(datagram)
+        if !isRtcp, simulatedLoss > 0, Double.random(in: 0..<1) < simulatedLoss { return }
         let plain: [UInt8]? = srtpLock.withLock {
             guard let srtpIn else { return nil }
             return isRtcp ? try? srtpIn.unprotectRtcp(datagram) : try? srtpIn.unprotectRtp(datagram)
@@ -217,6 +226,7 @@ final class SecureTransport: @unchecked Sendable {
 
     private func sendAll(_ datagrams: [[UInt8]]) {
         for datagram in datagrams where ice.send(datagram) {
+            sentDatagramTap?(datagram)
             countersLock.withLock {
                 counters.bytesSent += UInt64(datagram.count)
                 counters.packetsSent += 1

@@ -1,8 +1,9 @@
 import Foundation
-import RtcPeer
 import RtcSCTP
 import TestSupport
 import Testing
+
+@testable import RtcPeer
 
 /// Two peer connections in one process on 127.0.0.1, signaling by hand.
 struct LoopbackCall {
@@ -53,6 +54,16 @@ struct LoopbackCall {
             }
         }
         return false
+    }
+
+    /// A second offer/answer on the live connection (candidates ride in the SDP on a restart).
+    func renegotiate(iceRestart: Bool = false) async throws {
+        let offer = try await offerer.createOffer(iceRestart: iceRestart)
+        try await offerer.setLocalDescription(offer)
+        try await answerer.setRemoteDescription(offer)
+        let answer = try await answerer.createAnswer()
+        try await answerer.setLocalDescription(answer)
+        try await offerer.setRemoteDescription(answer)
     }
 
     func close() async {
@@ -141,4 +152,82 @@ struct LoopbackCall {
         #expect(await call.offerer.failureReason?.contains("fingerprint") == true)
         await call.close()
     }
+
+    /// Renegotiation on a live connection: the offerer adds a video section,
+    /// and RTP flows on it; then an ICE restart changes both sides'
+    /// credentials while the data channel keeps its session.
+    @Test func renegotiationAddsVideoAndIceRestartKeepsTheChannel() async throws {
+        let call = try LoopbackCall()
+        let channel = await call.offerer.createDataChannel(DataChannelParameters(label: "data"))
+        let answererEvents = await call.answerer.events()
+        let remoteChannel = Task {
+            await answererEvents.first(within: .seconds(10)) { event -> DataChannel? in
+                if case .dataChannel(let channel) = event { return channel }
+                return nil
+            }
+        }
+        #expect(try await call.connect())
+        #expect(await channel.events.first(within: .seconds(10)) { $0 == .open ? true : nil } == true)
+        let remote = try #require(await remoteChannel.value)
+
+        let video = await call.offerer.addTransceiver(.video)
+        try await call.renegotiate()
+        #expect(await call.answerer.transceiverInfos.map(\.mid) == [video.mid])
+        let atAnswerer = await call.answerer.receivedRtp(mid: video.mid)
+        try await call.offerer.sendRtp(mid: video.mid, payload: [9, 9, 9], timestamp: 3000)
+        #expect(await atAnswerer.first(within: .seconds(5)) { $0.packet.payload == [9, 9, 9] ? true : nil } == true)
+
+        let before = try #require(Self.ufrag(await call.offerer.currentLocalDescription()))
+        try await call.renegotiate(iceRestart: true)
+        let after = try #require(Self.ufrag(await call.offerer.currentLocalDescription()))
+        #expect(before != after)
+        let offererUp = await LoopbackCall.connected(call.offerer)
+        let answererUp = await LoopbackCall.connected(call.answerer)
+        #expect(offererUp && answererUp)
+        // The same SCTP association and DTLS session carry on over the restarted ICE session.
+        try channel.send("after restart")
+        let text = await remote.events.first(within: .seconds(5)) { event -> String? in
+            if case .text(let text) = event { return text }
+            return nil
+        }
+        #expect(text == "after restart")
+        await call.close()
+    }
+
+    /// A captured SRTP packet delivered a second time is dropped by the
+    /// receiver's replay window, and the application sees it once.
+    @Test func aReplayedSrtpPacketIsDropped() async throws {
+        let call = try LoopbackCall()
+        let audio = await call.offerer.addTransceiver(.audio)
+        let captured = Captured()
+        call.offerer.transport.sentDatagramTap = { datagram in
+            // RTP (not RTCP) of the audio section: payload type 111 in byte 1.
+            if datagram.count > 12, datagram[0] >> 6 == 2, datagram[1] & 0x7F == 111 { captured.keep(datagram) }
+        }
+        #expect(try await call.connect())
+        let received = await call.answerer.receivedRtp(mid: audio.mid)
+        try await call.offerer.sendRtp(mid: audio.mid, payload: [0xF8, 1, 2, 3], timestamp: 960)
+        #expect(
+            await received.first(within: .seconds(5)) { $0.packet.payload == [0xF8, 1, 2, 3] ? true : nil } == true)
+        let replay = try #require(captured.first)
+        let droppedBefore = await call.answerer.stats().srtpDropped
+        call.answerer.transport.receive(replay)
+        #expect(await call.answerer.stats().srtpDropped == droppedBefore + 1)
+        try await call.offerer.sendRtp(mid: audio.mid, payload: [0xF8, 4], timestamp: 1920)
+        // The next packet the application sees is the new one, not the replay.
+        #expect(await received.first(within: .seconds(5)) { $0.packet.payload } == [0xF8, 4])
+        await call.close()
+    }
+
+    static func ufrag(_ sdp: String?) -> String? {
+        sdp?.split(whereSeparator: \.isNewline).first { $0.hasPrefix("a=ice-ufrag:") }.map(String.init)
+    }
+}
+
+/// Datagrams a test captured from a transport's send path.
+final class Captured: @unchecked Sendable {
+    private let lock = NSLock()
+    private var datagrams: [[UInt8]] = []
+    func keep(_ datagram: [UInt8]) { lock.withLock { datagrams.append(datagram) } }
+    var first: [UInt8]? { lock.withLock { datagrams.first } }
 }
