@@ -17,7 +17,12 @@ let package = Package(
     products: [
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
         // The call stack; grows layer by layer (transport, media, calls).
-        .library(name: "CarrierRTC", targets: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "RtcPeer", "RtcFileTransfer"]),
+        .library(
+            name: "CarrierRTC",
+            targets: [
+                "RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "RtcPeer", "RtcCodecs", "RtcMediaFiles",
+                "RtcMedia", "RtcFileTransfer",
+            ]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
         .executable(name: "echo-bot", targets: ["EchoBot"]),
     ],
@@ -31,6 +36,7 @@ let package = Package(
         cLibrary("CNice", pkgConfig: "nice", apt: ["libnice-dev"]),
         cLibrary("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
         cLibrary("CVpx", pkgConfig: "vpx", apt: ["libvpx-dev"]),
+        cLibrary("COgg", pkgConfig: "ogg", apt: ["libogg-dev"]),
         // Forwards for macros and variadic C calls (opus/vpx controls, g_object_set).
         .target(name: "CShim", dependencies: ["COpus", "CVpx", "CNice"]),
 
@@ -54,6 +60,12 @@ let package = Package(
             name: "RtcPeer",
             dependencies: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP"],
             swiftSettings: strict),
+        // Media: codecs and their RTP payload formats, media files, and the
+        // pipeline that carries them over a peer connection.
+        .target(name: "RtcCodecs", dependencies: ["COpus", "CVpx", "CShim"], swiftSettings: strict),
+        .target(name: "RtcMediaFiles", dependencies: ["RtcCodecs", "COgg"], swiftSettings: strict),
+        .target(
+            name: "RtcMedia", dependencies: ["RtcPeer", "RtcRTP", "RtcCodecs", "RtcMediaFiles"], swiftSettings: strict),
         // Files over a data channel (the binary file protocol, docs/file-protocol.md).
         .target(name: "RtcFileTransfer", dependencies: ["RtcPeer", "COpenSSL"], swiftSettings: strict),
 
@@ -72,7 +84,8 @@ let package = Package(
 
         // Helpers shared by the test targets: child processes, bounded waits.
         .target(
-            name: "TestSupport", dependencies: ["AsyncExtras", "COpenSSL"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["AsyncExtras", "COpenSSL", "RtcCodecs", "RtcMediaFiles"],
+            path: "Tests/TestSupport",
             swiftSettings: strict),
 
         .testTarget(
@@ -117,6 +130,18 @@ let package = Package(
         .testTarget(
             name: "RtcPeerTests",
             dependencies: ["TestSupport", "RtcPeer"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RtcCodecsTests",
+            dependencies: ["TestSupport", "RtcCodecs"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RtcMediaFilesTests",
+            dependencies: ["TestSupport", "RtcMediaFiles", "RtcCodecs"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RtcMediaTests",
+            dependencies: ["TestSupport", "RtcMedia", "RtcPeer", "RtcRTP", "RtcCodecs", "RtcMediaFiles"],
             swiftSettings: strict),
         .testTarget(
             name: "InteropTests",

@@ -56,6 +56,8 @@ public actor PeerConnection {
     private var reception: [UInt32: (mid: String, stats: ReceptionStatistics)] = [:]
     private var retransmissions = RetransmissionCache()
     private var roundTripTime: Double?
+    /// Per incoming SSRC, the last sender report's wallclock (Unix seconds) and RTP time.
+    private var senderClocks: [UInt32: SenderClock] = [:]
     private var lostByPeer: Int64 = 0
     private var rtcpTask: Task<Void, Never>?
     private var gatheringWaiters: [CheckedContinuation<Void, Never>] = []
@@ -627,10 +629,33 @@ public actor PeerConnection {
         transceiver.packetsSent &+= 1
         transceiver.octetsSent &+= UInt32(payload.count)
         transceiver.lastRtpTimestamp = timestamp
+        transceiver.lastSent = .now
         transceivers[index] = transceiver
         retransmissions.store(packet)
         guard transport.sendRtp(packet) else { throw .invalidState("not connected yet") }
+        // A first sender report at once, so the receiver can map RTP to wallclock early (A/V sync).
+        if transceiver.packetsSent == 1 { sendReports() }
     }
+
+    /// Asks the peer to resend lost packets of a stream it sends us (generic NACK, RFC 4585 §6.2.1).
+    public func sendNack(mid: String, mediaSsrc: UInt32, sequences: [UInt16]) {
+        guard state == .connected, !sequences.isEmpty, let sender = transceivers.first?.info.sendSsrc,
+            transceivers.contains(where: { $0.info.mid == mid })
+        else { return }
+        transport.sendRtcp([.nack(senderSsrc: sender, mediaSsrc: mediaSsrc, lost: sequences)])
+    }
+
+    /// Asks the peer for a keyframe on a stream it sends us (PLI, RFC 4585 §6.3.1).
+    public func requestKeyframe(mid: String, mediaSsrc: UInt32) {
+        guard state == .connected, let sender = transceivers.first?.info.sendSsrc,
+            transceivers.contains(where: { $0.info.mid == mid })
+        else { return }
+        transport.sendRtcp([.pli(senderSsrc: sender, mediaSsrc: mediaSsrc)])
+    }
+
+    /// The sender's clock for an incoming stream, from its last sender report:
+    /// what wallclock time an RTP timestamp stands for (RFC 3550 §6.4.1).
+    public func senderClock(ssrc: UInt32) -> SenderClock? { senderClocks[ssrc] }
 
     private func handleRtp(_ packet: RtpPacket) {
         guard let mid = router.route(packet), let index = transceivers.firstIndex(where: { $0.info.mid == mid }) else {
@@ -656,6 +681,8 @@ public actor PeerConnection {
             switch packet {
             case .senderReport(let report):
                 reception[report.ssrc]?.stats.noteSenderReport(ntpTime: report.ntpTime, arrival: now)
+                senderClocks[report.ssrc] = SenderClock(
+                    wallclock: NtpTime.unixSeconds(report.ntpTime), rtpTimestamp: report.rtpTime)
                 noteReports(report.reports)
             case .receiverReport(let report):
                 noteReports(report.reports)
@@ -705,11 +732,19 @@ public actor PeerConnection {
         }
         var packets: [RtcpPacket] = []
         let ntp = NtpTime.from(unixSeconds: Date().timeIntervalSince1970)
+        let instant = ContinuousClock.now
         for transceiver in transceivers where transceiver.packetsSent > 0 {
+            // The RTP time that corresponds to `ntp`: the last timestamp sent, moved on by the time since.
+            var rtpNow = transceiver.lastRtpTimestamp
+            if let sent = transceiver.lastSent, let rate = transceiver.info.codec?.clockRate {
+                let elapsed = instant - sent
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                rtpNow &+= UInt32(truncatingIfNeeded: Int64(seconds * Double(rate)))
+            }
             packets.append(
                 .senderReport(
                     .init(
-                        ssrc: transceiver.info.sendSsrc, ntpTime: ntp, rtpTime: transceiver.lastRtpTimestamp,
+                        ssrc: transceiver.info.sendSsrc, ntpTime: ntp, rtpTime: rtpNow,
                         packetCount: transceiver.packetsSent, octetCount: transceiver.octetsSent,
                         reports: packets.isEmpty ? Array(blocks.prefix(31)) : [])))
         }

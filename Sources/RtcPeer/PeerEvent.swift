@@ -30,3 +30,20 @@ public struct ReceivedRtp: Sendable {
     public var mid: String
     public var packet: RtpPacket
 }
+
+/// A sender's RTP clock against its wallclock, from an RTCP sender report.
+public struct SenderClock: Sendable, Equatable {
+    /// Unix seconds at which the sender's RTP clock read `rtpTimestamp`.
+    public var wallclock: Double
+    public var rtpTimestamp: UInt32
+
+    public init(wallclock: Double, rtpTimestamp: UInt32) {
+        self.wallclock = wallclock
+        self.rtpTimestamp = rtpTimestamp
+    }
+
+    /// The wallclock time an RTP timestamp stands for (timestamps within half the 32-bit range).
+    public func wallclock(of timestamp: UInt32, clockRate: Double) -> Double {
+        wallclock + Double(Int32(bitPattern: timestamp &- rtpTimestamp)) / clockRate
+    }
+}

@@ -18,6 +18,8 @@ struct Transceiver {
     var packetsSent: UInt32 = 0
     var octetsSent: UInt32 = 0
     var lastRtpTimestamp: UInt32 = 0
+    /// When the last RTP packet was sent, to carry its timestamp forward to "now" in sender reports.
+    var lastSent: ContinuousClock.Instant?
     var midExtensionId: UInt8?
     let cname: String
     var received: AsyncStream<ReceivedRtp>.Continuation?

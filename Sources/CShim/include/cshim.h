@@ -9,6 +9,9 @@
 
 #include <opus/opus.h>
 #include <vpx/vpx_encoder.h>
+#include <vpx/vpx_decoder.h>
+#include <vpx/vp8cx.h>
+#include <vpx/vp8dx.h>
 #include <glib-object.h>
 
 // opus_encoder_ctl is variadic (OPUS_SET_* macros expand to request, value).
@@ -20,6 +23,10 @@ int cshim_opus_get_lookahead(OpusEncoder *enc, int32_t *samples);
 
 // vpx_codec_control is a macro over the variadic vpx_codec_control_.
 vpx_codec_err_t cshim_vpx_control_int(vpx_codec_ctx_t *ctx, int controlId, int value);
+// vpx_codec_enc_init / vpx_codec_dec_init are macros that pass the ABI version.
+vpx_codec_err_t cshim_vpx_vp8_encoder_init(vpx_codec_ctx_t *ctx, const vpx_codec_enc_cfg_t *cfg);
+vpx_codec_err_t cshim_vpx_vp8_encoder_default_config(vpx_codec_enc_cfg_t *cfg);
+vpx_codec_err_t cshim_vpx_vp8_decoder_init(vpx_codec_ctx_t *ctx, unsigned int threads);
 
 // g_object_set is variadic and NULL-terminated.
 void cshim_g_object_set_bool(gpointer object, const char *property, bool value);

@@ -1,0 +1,108 @@
+import CShim
+import CVpx
+
+/// VP8 encoder (libvpx) set up for real time: no lag, constant bitrate,
+/// error resilience, a keyframe at a set interval and on request.
+/// Not thread-safe: one owner encodes at a time.
+public final class Vp8VideoEncoder: @unchecked Sendable {
+    public struct Settings: Sendable, Equatable {
+        public var width: Int
+        public var height: Int
+        public var framesPerSecond: Int
+        public var bitrate: Int
+        /// Frames between keyframes when nobody asks for one.
+        public var keyframeInterval: Int
+        /// libvpx speed (-16…16 for VP8; higher is faster and coarser).
+        public var speed: Int
+        public var threads: Int
+
+        public init(
+            width: Int, height: Int, framesPerSecond: Int = 30, bitrate: Int = 1_000_000,
+            keyframeInterval: Int = 300, speed: Int = 8, threads: Int = 1
+        ) {
+            self.width = width
+            self.height = height
+            self.framesPerSecond = framesPerSecond
+            self.bitrate = bitrate
+            self.keyframeInterval = keyframeInterval
+            self.speed = speed
+            self.threads = threads
+        }
+    }
+
+    public struct Encoded: Sendable, Equatable {
+        public var data: [UInt8]
+        public var isKeyframe: Bool
+    }
+
+    public let settings: Settings
+    private var context = vpx_codec_ctx_t()
+    private var image = vpx_image_t()
+    private var frameIndex: Int64 = 0
+
+    public init(_ settings: Settings) throws(CodecError) {
+        guard settings.width > 0, settings.height > 0, settings.width % 2 == 0, settings.height % 2 == 0 else {
+            throw .badSettings("VP8 needs an even width and height, not \(settings.width)x\(settings.height)")
+        }
+        self.settings = settings
+        var config = vpx_codec_enc_cfg_t()
+        guard cshim_vpx_vp8_encoder_default_config(&config) == VPX_CODEC_OK else {
+            throw .library("vpx_codec_enc_config_default failed")
+        }
+        config.g_w = UInt32(settings.width)
+        config.g_h = UInt32(settings.height)
+        config.g_timebase = vpx_rational(num: 1, den: Int32(max(settings.framesPerSecond, 1)))
+        config.rc_target_bitrate = UInt32(max(settings.bitrate / 1000, 1))
+        config.g_lag_in_frames = 0
+        config.g_threads = UInt32(max(settings.threads, 1))
+        config.rc_end_usage = VPX_CBR
+        config.g_error_resilient = vpx_codec_er_flags_t(VPX_ERROR_RESILIENT_DEFAULT)
+        config.kf_mode = VPX_KF_AUTO
+        config.kf_max_dist = UInt32(max(settings.keyframeInterval, 1))
+        config.rc_min_quantizer = 2
+        config.rc_max_quantizer = 56
+        config.rc_undershoot_pct = 100
+        config.rc_overshoot_pct = 15
+        config.rc_buf_initial_sz = 500
+        config.rc_buf_optimal_sz = 600
+        config.rc_buf_sz = 1000
+        guard cshim_vpx_vp8_encoder_init(&context, &config) == VPX_CODEC_OK else {
+            throw .library("vpx_codec_enc_init: \(Self.lastError(&context))")
+        }
+        _ = cshim_vpx_control_int(&context, Int32(VP8E_SET_CPUUSED.rawValue), Int32(settings.speed))
+        _ = cshim_vpx_control_int(&context, Int32(VP8E_SET_STATIC_THRESHOLD.rawValue), 1)
+        _ = cshim_vpx_control_int(&context, Int32(VP8E_SET_NOISE_SENSITIVITY.rawValue), 0)
+    }
+
+    deinit { vpx_codec_destroy(&context) }
+
+    /// Encodes one frame; `keyframe` forces an intra frame (after a PLI or FIR).
+    public func encode(_ frame: VideoFrame, keyframe: Bool = false) throws(CodecError) -> [Encoded] {
+        guard frame.width == settings.width, frame.height == settings.height,
+            frame.data.count >= VideoFrame.byteCount(width: frame.width, height: frame.height)
+        else {
+            throw .badInput("frame is \(frame.width)x\(frame.height), encoder is \(settings.width)x\(settings.height)")
+        }
+        var data = frame.data
+        let status = data.withUnsafeMutableBufferPointer { buffer -> vpx_codec_err_t in
+            vpx_img_wrap(&image, VPX_IMG_FMT_I420, UInt32(frame.width), UInt32(frame.height), 1, buffer.baseAddress)
+            let flags: vpx_enc_frame_flags_t = keyframe ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
+            return vpx_codec_encode(&context, &image, frameIndex, 1, flags, UInt(VPX_DL_REALTIME))
+        }
+        frameIndex += 1
+        guard status == VPX_CODEC_OK else { throw .library("vpx_codec_encode: \(Self.lastError(&context))") }
+        var packets: [Encoded] = []
+        var iterator: vpx_codec_iter_t?
+        while let packet = vpx_codec_get_cx_data(&context, &iterator) {
+            guard packet.pointee.kind == VPX_CODEC_CX_FRAME_PKT else { continue }
+            let frameData = packet.pointee.data.frame
+            let bytes = UnsafeRawBufferPointer(start: frameData.buf, count: frameData.sz)
+            packets.append(Encoded(data: Array(bytes), isKeyframe: frameData.flags & UInt32(VPX_FRAME_IS_KEY) != 0))
+        }
+        return packets
+    }
+
+    static func lastError(_ context: UnsafeMutablePointer<vpx_codec_ctx_t>) -> String {
+        vpx_codec_error(context).map { String(cString: $0) } ?? "unknown error"
+    }
+}

@@ -1,0 +1,297 @@
+import Foundation
+import RtcCodecs
+import RtcMediaFiles
+import RtcPeer
+import RtcRTP
+
+/// Receives one media section: a jitter buffer puts packets in order and asks
+/// for missing ones (NACK); audio is decoded with concealment of gaps; video
+/// is joined into frames, decoded, and a keyframe is asked for (PLI) when a
+/// frame cannot be completed. With a recording directory, what arrives is
+/// written as it comes: audio to `<name>.wav` (decoded) and `<name>.opus`
+/// (Ogg Opus, the packets as received); video to `<name>.ivf` (VP8 frames) and
+/// `<name>.y4m` (decoded pictures). Every file is valid at any moment.
+public actor MediaReceiver {
+    public struct Stats: Sendable, Equatable, Codable {
+        public var kind: String
+        public var mid: String
+        public var packetsReceived = 0
+        public var bytesReceived = 0
+        public var packetsLost = 0
+        public var lateOrDuplicate = 0
+        public var nacksSent = 0
+        public var plisSent = 0
+        public var framesReceived = 0
+        public var framesDecoded = 0
+        public var framesDropped = 0
+        public var keyframesReceived = 0
+        /// Audio: 20 ms frames made up by loss concealment or FEC.
+        public var concealedFrames = 0
+        /// Video: pauses between decoded frames longer than max(3 × the mean interval, mean + 150 ms).
+        public var freezes = 0
+        public var width = 0
+        public var height = 0
+        /// Media time received, seconds (audio from samples decoded, video from frame timestamps).
+        public var seconds = 0.0
+        public var recordings: [String] = []
+    }
+
+    public struct Recording: Sendable {
+        public var directory: String
+        /// The file name without extension ("audio", "video").
+        public var name: String
+        public var clock: RecordingClock
+        public var formats: Set<RecordFormat>
+
+        public init(
+            directory: String, name: String, clock: RecordingClock, formats: Set<RecordFormat> = RecordFormat.all
+        ) {
+            self.directory = directory
+            self.name = name
+            self.clock = clock
+            self.formats = formats
+        }
+    }
+
+    public enum RecordFormat: String, Sendable, CaseIterable {
+        case wav, opus, ivf, y4m
+        public static let all = Set(allCases)
+    }
+
+    private let peer: PeerConnection
+    public nonisolated let mid: String
+    public nonisolated let kind: MediaKind
+    private let recording: Recording?
+    private var jitter = JitterBuffer()
+    private var assembler = Vp8FrameAssembler()
+    private var audioDecoder: OpusAudioDecoder?
+    private var videoDecoder: Vp8VideoDecoder?
+    private var stats: Stats
+    private var ssrc: UInt32?
+    private var tasks: [Task<Void, Never>] = []
+    private var keyframeWanted = false
+    private var lastPli = -10.0
+    private var nextAudioTimestamp: UInt32?
+    private var firstVideoTimestamp: UInt32?
+    private var videoStartOffset = 0.0
+    private var lastFrameArrival: Double?
+    private var meanFrameInterval: Double?
+    private var wav: WavWriter?
+    private var ogg: OggOpusWriter?
+    private var ivf: IvfWriter?
+    private var y4m: Y4mWriter?
+    public private(set) var lastError: String?
+    private let started = ContinuousClock.now
+    private var senderClock: SenderClock?
+
+    public init(peer: PeerConnection, mid: String, kind: MediaKind, recording: Recording? = nil) {
+        self.peer = peer
+        self.mid = mid
+        self.kind = kind
+        self.recording = recording
+        stats = Stats(kind: kind.rawValue, mid: mid)
+        switch kind {
+        case .audio: audioDecoder = try? OpusAudioDecoder(channels: 2)
+        case .video: videoDecoder = try? Vp8VideoDecoder()
+        }
+    }
+
+    public func start() async {
+        guard tasks.isEmpty else { return }
+        let packets = await peer.receivedRtp(mid: mid)
+        tasks.append(
+            Task { [weak self] in
+                for await received in packets { await self?.receive(received.packet) }
+            })
+        tasks.append(
+            Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(20))
+                    await self?.tick()
+                }
+            })
+    }
+
+    /// Stops receiving, writes what the jitter buffer still holds, and closes the files.
+    public func stop() -> Stats {
+        for task in tasks { task.cancel() }
+        tasks = []
+        process(jitter.pop(now: .infinity))
+        wav?.close()
+        ogg?.close()
+        ivf?.close()
+        y4m?.close()
+        return currentStats()
+    }
+
+    public func currentStats() -> Stats {
+        var snapshot = stats
+        snapshot.packetsLost = jitter.lost
+        snapshot.lateOrDuplicate = jitter.late + jitter.duplicates
+        snapshot.framesDropped = assembler.framesDropped
+        snapshot.recordings = [wav?.path, ogg?.path, ivf?.path, y4m?.path].compactMap { $0 }
+        return snapshot
+    }
+
+    private func now() -> Double {
+        let elapsed = ContinuousClock.now - started
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    private func receive(_ packet: RtpPacket) {
+        ssrc = packet.ssrc
+        stats.packetsReceived += 1
+        stats.bytesReceived += packet.payload.count
+        jitter.insert(packet, arrival: now())
+        process(jitter.pop(now: now()))
+    }
+
+    private func tick() async {
+        let time = now()
+        process(jitter.pop(now: time))
+        guard let ssrc else { return }
+        if senderClock == nil || Int(time * 50) % 50 == 0 { senderClock = await peer.senderClock(ssrc: ssrc) }
+        let nacks = jitter.nacks(now: time)
+        if !nacks.isEmpty {
+            stats.nacksSent += 1
+            await peer.sendNack(mid: mid, mediaSsrc: ssrc, sequences: nacks)
+        }
+        if keyframeWanted, time - lastPli >= 0.3 {
+            lastPli = time
+            keyframeWanted = false
+            stats.plisSent += 1
+            await peer.requestKeyframe(mid: mid, mediaSsrc: ssrc)
+        }
+    }
+
+    private func process(_ outputs: [JitterBuffer.Output]) {
+        switch kind {
+        case .audio:
+            for output in outputs { if case .packet(let packet) = output { playAudio(packet) } }
+        case .video:
+            for output in outputs {
+                for item in assembler.push(output) {
+                    switch item {
+                    case .frame(let data, let timestamp, let keyframe):
+                        showVideo(data, timestamp: timestamp, keyframe: keyframe)
+                    case .needKeyframe: keyframeWanted = true
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Audio
+
+    private func playAudio(_ packet: RtpPacket) {
+        guard let decoder = audioDecoder, let samples = OpusAudioDecoder.frameSamples(of: packet.payload) else {
+            return
+        }
+        stats.framesReceived += 1
+        if nextAudioTimestamp == nil { openAudio(packet) }
+        // The RTP timestamp places the packet: a gap (loss, or a pause in sending)
+        // is filled by concealment, using the packet's FEC for the frame just before it.
+        if let expected = nextAudioTimestamp {
+            let gap = Int(Int32(bitPattern: packet.timestamp &- expected))
+            if gap > 0, gap <= 48000 * 10 {
+                var remaining = gap
+                while remaining > 0 {
+                    let frames = min(remaining, OpusAudioEncoder.frameSamples)
+                    let concealed = decoder.recover(lost: frames, next: remaining <= frames ? packet.payload : nil)
+                    write(audio: concealed)
+                    stats.concealedFrames += 1
+                    remaining -= frames
+                }
+            } else if gap < 0 {
+                return  // older than what was played
+            }
+        }
+        nextAudioTimestamp = packet.timestamp &+ UInt32(samples)
+        if let ogg { try? ogg.append(packet.payload) }
+        guard let pcm = try? decoder.decode(packet.payload) else { return }
+        stats.framesDecoded += 1
+        write(audio: pcm)
+    }
+
+    private func write(audio pcm: [Int16]) {
+        stats.seconds += Double(pcm.count / 2) / 48000
+        guard let wav else { return }
+        do { try wav.append(pcm) } catch { lastError = "\(error)" }
+    }
+
+    private func openAudio(_ packet: RtpPacket) {
+        guard let recording else { return }
+        let base = recording.directory + "/" + recording.name
+        do {
+            if recording.formats.contains(.opus) {
+                ogg = try OggOpusWriter(path: base + ".opus", channels: 2, preSkip: 0)
+            }
+            if recording.formats.contains(.wav) {
+                wav = try WavWriter(path: base + ".wav", channels: 2, sampleRate: 48000)
+            }
+        } catch { lastError = "\(error)" }
+        let lead = recording.clock.offset(of: wallclock(packet.timestamp, clockRate: 48000))
+        if lead > 0.001, lead < 30 {
+            let frames = Int(lead * 48000)
+            try? wav?.append([Int16](repeating: 0, count: frames * 2))
+        }
+    }
+
+    // MARK: Video
+
+    private func showVideo(_ data: [UInt8], timestamp: UInt32, keyframe: Bool) {
+        stats.framesReceived += 1
+        if keyframe { stats.keyframesReceived += 1 }
+        if firstVideoTimestamp == nil {
+            firstVideoTimestamp = timestamp
+            if let recording {
+                videoStartOffset = max(0, recording.clock.offset(of: wallclock(timestamp, clockRate: 90000)))
+            }
+        }
+        let mediaTime = Double(Int32(bitPattern: timestamp &- (firstVideoTimestamp ?? timestamp))) / 90000
+        stats.seconds = max(stats.seconds, mediaTime)
+        if ivf == nil, keyframe, let recording, recording.formats.contains(.ivf), data.count >= 10 {
+            // The keyframe header holds the picture size (RFC 6386 §9.1).
+            let width = (Int(data[6]) | Int(data[7]) << 8) & 0x3FFF
+            let height = (Int(data[8]) | Int(data[9]) << 8) & 0x3FFF
+            ivf = try? IvfWriter(
+                path: recording.directory + "/" + recording.name + ".ivf", width: width, height: height)
+        }
+        if let ivf {
+            let milliseconds = UInt64(max(0, (videoStartOffset + mediaTime) * 1000))
+            do { try ivf.append(data, milliseconds: milliseconds) } catch { lastError = "\(error)" }
+        }
+        guard let decoder = videoDecoder else { return }
+        guard let picture = try? decoder.decode(data) else {
+            keyframeWanted = true
+            return
+        }
+        stats.framesDecoded += 1
+        stats.width = picture.width
+        stats.height = picture.height
+        noteFrameTiming()
+        if y4m == nil, let recording, recording.formats.contains(.y4m) {
+            y4m = try? Y4mWriter(
+                path: recording.directory + "/" + recording.name + ".y4m", width: picture.width,
+                height: picture.height, framesPerSecond: 30)
+        }
+        if let y4m { do { try y4m.append(picture) } catch { lastError = "\(error)" } }
+    }
+
+    /// Freeze detection as WebRTC's stats define it.
+    private func noteFrameTiming() {
+        let time = now()
+        defer { lastFrameArrival = time }
+        guard let last = lastFrameArrival else { return }
+        let interval = time - last
+        if let mean = meanFrameInterval, interval > max(3 * mean, mean + 0.15) { stats.freezes += 1 }
+        meanFrameInterval = meanFrameInterval.map { $0 * 0.9 + interval * 0.1 } ?? interval
+    }
+
+    /// The sender's wallclock for an RTP timestamp (from its last sender report,
+    /// refreshed by the ticker), or the arrival time if no report came yet.
+    private func wallclock(_ timestamp: UInt32, clockRate: Double) -> Double {
+        if let clock = senderClock { return clock.wallclock(of: timestamp, clockRate: clockRate) }
+        return Date().timeIntervalSince1970
+    }
+}

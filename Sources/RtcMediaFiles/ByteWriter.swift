@@ -1,0 +1,76 @@
+import Foundation
+
+/// Little-endian serialization for file headers.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    mutating func u8(_ value: UInt8) { bytes.append(value) }
+    mutating func u16(_ value: UInt16) { bytes += [UInt8(value & 0xFF), UInt8(value >> 8)] }
+    mutating func u32(_ value: UInt32) {
+        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8((value >> UInt32(shift)) & 0xFF)) }
+    }
+    mutating func u64(_ value: UInt64) {
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8((value >> UInt64(shift)) & 0xFF)) }
+    }
+    mutating func ascii(_ text: String) { bytes += Array(text.utf8) }
+}
+
+/// Little-endian reads from a file's bytes, bounds-checked.
+struct LittleEndianReader {
+    let data: Data
+    var offset: Int
+
+    init(_ data: Data, offset: Int = 0) {
+        self.data = data
+        self.offset = offset
+    }
+
+    var remaining: Int { data.count - offset }
+
+    mutating func bytes(_ count: Int) -> Data? {
+        guard count >= 0, remaining >= count else { return nil }
+        defer { offset += count }
+        let start = data.startIndex + offset
+        return data[start..<start + count]
+    }
+
+    mutating func u16() -> UInt16? { bytes(2).map { UInt16($0[$0.startIndex]) | UInt16($0[$0.startIndex + 1]) << 8 } }
+    mutating func u32() -> UInt32? {
+        bytes(4).map { b in (0..<4).reduce(UInt32(0)) { $0 | UInt32(b[b.startIndex + $1]) << UInt32(8 * $1) } }
+    }
+    mutating func u64() -> UInt64? {
+        bytes(8).map { b in (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[b.startIndex + $1]) << UInt64(8 * $1) } }
+    }
+    mutating func ascii(_ count: Int) -> String? { bytes(count).map { String(decoding: $0, as: UTF8.self) } }
+}
+
+/// A file written from the start, whose header can be rewritten in place so that
+/// the file is valid after every write (a recording cut short stays playable).
+final class HeaderedFile {
+    private let handle: FileHandle
+    let path: String
+
+    init(path: String) throws(MediaFileError) {
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+            let handle = FileHandle(forWritingAtPath: path)
+        else { throw .cannotOpen(path) }
+        self.handle = handle
+        self.path = path
+    }
+
+    func append(_ bytes: [UInt8]) throws(MediaFileError) {
+        do {
+            try handle.seekToEnd()
+            try handle.write(contentsOf: bytes)
+        } catch { throw .writeFailed("\(path): \(error)") }
+    }
+
+    func overwrite(at offset: UInt64, _ bytes: [UInt8]) throws(MediaFileError) {
+        do {
+            try handle.seek(toOffset: offset)
+            try handle.write(contentsOf: bytes)
+        } catch { throw .writeFailed("\(path): \(error)") }
+    }
+
+    func close() { try? handle.close() }
+}

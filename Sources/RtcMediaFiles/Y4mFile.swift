@@ -1,0 +1,90 @@
+import Foundation
+import RtcCodecs
+
+/// YUV4MPEG2 (Y4M): a text header line, then `FRAME` lines each followed by
+/// one raw picture. Only 4:2:0 (I420) pictures are read.
+public struct Y4mFile: Sendable {
+    public let width: Int
+    public let height: Int
+    public let framesPerSecond: Double
+    public let frames: [VideoFrame]
+
+    public init(path: String) throws(MediaFileError) {
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
+            throw .cannotOpen(path)
+        }
+        guard let headerEnd = data.prefix(1024).firstIndex(of: 0x0A) else {
+            throw .malformed(path: path, why: "no Y4M header line")
+        }
+        let header = String(decoding: data[data.startIndex..<headerEnd], as: UTF8.self).split(separator: " ")
+        guard header.first == "YUV4MPEG2" else { throw .malformed(path: path, why: "no YUV4MPEG2 signature") }
+        var width = 0
+        var height = 0
+        var rate = 30.0
+        for field in header.dropFirst() {
+            let value = field.dropFirst()
+            switch field.first {
+            case "W": width = Int(value) ?? 0
+            case "H": height = Int(value) ?? 0
+            case "F":
+                let parts = value.split(separator: ":").compactMap { Double($0) }
+                if parts.count == 2, parts[1] > 0 { rate = parts[0] / parts[1] }
+            case "C":
+                guard value.hasPrefix("420") else {
+                    throw .unsupported(path: path, why: "colour space C\(value); only 4:2:0 is supported")
+                }
+            case "I":
+                guard value == "p" || value == "?" else {
+                    throw .unsupported(path: path, why: "interlaced video; only progressive is supported")
+                }
+            default: break
+            }
+        }
+        guard width > 0, height > 0, width <= 8192, height <= 8192 else {
+            throw .malformed(path: path, why: "bad size \(width)x\(height)")
+        }
+        let pictureBytes = VideoFrame.byteCount(width: width, height: height)
+        var frames: [VideoFrame] = []
+        var at = headerEnd + 1
+        while at < data.endIndex {
+            guard let lineEnd = data[at..<min(at + 256, data.endIndex)].firstIndex(of: 0x0A),
+                data[at..<lineEnd].starts(with: Array("FRAME".utf8))
+            else { break }
+            let start = lineEnd + 1
+            guard data.endIndex - start >= pictureBytes else { break }  // a cut-short last frame
+            frames.append(VideoFrame(width: width, height: height, data: Array(data[start..<start + pictureBytes])))
+            at = start + pictureBytes
+        }
+        self.width = width
+        self.height = height
+        self.framesPerSecond = rate
+        self.frames = frames
+    }
+}
+
+/// Writes I420 pictures to Y4M; every frame is complete on disk when append returns.
+public final class Y4mWriter: @unchecked Sendable {
+    private let file: HeaderedFile
+    public let width: Int
+    public let height: Int
+    public private(set) var framesWritten = 0
+
+    public init(path: String, width: Int, height: Int, framesPerSecond: Int) throws(MediaFileError) {
+        self.width = width
+        self.height = height
+        file = try HeaderedFile(path: path)
+        try file.append(Array("YUV4MPEG2 W\(width) H\(height) F\(framesPerSecond):1 Ip A1:1 C420jpeg\n".utf8))
+    }
+
+    public var path: String { file.path }
+
+    public func append(_ frame: VideoFrame) throws(MediaFileError) {
+        guard frame.width == width, frame.height == height else {
+            throw .writeFailed("\(file.path): picture is \(frame.width)x\(frame.height), file is \(width)x\(height)")
+        }
+        try file.append(Array("FRAME\n".utf8) + frame.data)
+        framesWritten += 1
+    }
+
+    public func close() { file.close() }
+}
