@@ -4,10 +4,10 @@ import RtcMediaFiles
 import RtcPeer
 import RtcRTP
 
-/// Receives one media section: a jitter buffer puts packets in order and asks
-/// for missing ones (NACK); audio is decoded with concealment of gaps; video
-/// is joined into frames, decoded, and a keyframe is asked for (PLI) when a
-/// frame cannot be completed. With a recording directory, what arrives is
+/// Receives one media section: a jitter buffer puts packets in order; audio is
+/// decoded with concealment of gaps; for video, missing packets are asked for
+/// again (NACK), frames are joined and decoded, and a keyframe is asked for
+/// (PLI) when a frame cannot be completed. With a recording directory, what arrives is
 /// written as it comes: audio to `<name>.wav` (decoded) and `<name>.opus`
 /// (Ogg Opus, the packets as received); video to `<name>.ivf` (VP8 frames) and
 /// `<name>.y4m` (decoded pictures). Every file is valid at any moment.
@@ -151,7 +151,9 @@ public actor MediaReceiver {
         process(jitter.pop(now: time))
         guard let ssrc else { return }
         if senderClock == nil || Int(time * 50) % 50 == 0 { senderClock = await peer.senderClock(ssrc: ssrc) }
-        let nacks = jitter.nacks(now: time)
+        // Video asks for lost packets; audio conceals them (Opus PLC and FEC), as
+        // WebRTC stacks do (their audio sections offer no `nack` feedback).
+        let nacks = kind == .video ? jitter.nacks(now: time) : []
         if !nacks.isEmpty {
             stats.nacksSent += 1
             await peer.sendNack(mid: mid, mediaSsrc: ssrc, sequences: nacks)
@@ -193,7 +195,8 @@ public actor MediaReceiver {
         // is filled by concealment, using the packet's FEC for the frame just before it.
         if let expected = nextAudioTimestamp {
             let gap = Int(Int32(bitPattern: packet.timestamp &- expected))
-            if gap > 0, gap <= 48000 * 10 {
+            // Under 1 ms is a sender's rounding, not a gap.
+            if gap >= 48, gap <= 48000 * 10 {
                 var remaining = gap
                 while remaining > 0 {
                     let frames = min(remaining, OpusAudioEncoder.frameSamples)
@@ -202,7 +205,7 @@ public actor MediaReceiver {
                     stats.concealedFrames += 1
                     remaining -= frames
                 }
-            } else if gap < 0 {
+            } else if gap <= -48 {
                 return  // older than what was played
             }
         }

@@ -142,7 +142,7 @@ public actor MediaSender {
 
     private func send(_ sample: EncodedSample, at time: Double) async {
         let clockRate = kind == .audio ? 48000.0 : 90000.0
-        let timestamp = timestampBase &+ UInt32(truncatingIfNeeded: Int64(time * clockRate))
+        let timestamp = timestampBase &+ UInt32(truncatingIfNeeded: Int64((time * clockRate).rounded()))
         let payloads: [[UInt8]]
         switch kind {
         case .audio: payloads = [sample.data]
