@@ -72,7 +72,7 @@ let package = Package(
         // The `carrier` command.
         .executableTarget(
             name: "CarrierCLI",
-            dependencies: ["CarrierNode", "RtcPeer", "RtcFileTransfer", "AsyncExtras"],
+            dependencies: ["CarrierNode", "RtcPeer", "RtcMedia", "RtcFileTransfer", "AsyncExtras"],
             swiftSettings: strict),
 
         // Runnable samples (samples/).
@@ -145,7 +145,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["TestSupport", "RtcPeer"],
+            dependencies: ["TestSupport", "RtcPeer", "RtcMediaFiles"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

@@ -20,6 +20,13 @@ struct RtcCommand: Command {
                                docs/file-protocol.md) with progress on stderr, then say bye
           --receive-dir DIR    save files the peer sends into DIR (checked by SHA-256)
           --echo               send every data-channel message back
+          --audio FILE         send audio: .wav (16-bit PCM, any rate; encoded to Opus) or
+                               .opus/.ogg (Ogg Opus, sent as is)
+          --video FILE         send video: .y4m (I420; encoded to VP8) or .ivf (VP8, sent as is)
+          --record DIR         record what the peer sends, one file per track named by kind:
+                               audio.wav + audio.opus, video.ivf + video.y4m
+          --duration S         stop sending and hang up after S seconds of media
+          --loop               play the media files again from the start at their end
           --turn URL           a TURN server (turn:IP:PORT[?transport=tcp]), with
           --turn-user U --turn-pass P
           --relay-only         use relay candidates only
@@ -29,14 +36,20 @@ struct RtcCommand: Command {
           --stats FILE         write the final summary as JSON to FILE
           --json               print the final summary as one JSON line on stderr
 
+        While media flows, a stats line goes to stderr every second. The offerer adds an
+        audio and a video section when it sends or records them.
+
         Summary fields: role, connected, setupMs (createOffer, or the offer's arrival,
-        to connected), bytes, MBps, sha256, ok, selectedPair {local, remote}.
+        to connected), bytes, MBps, sha256, ok, selectedPair {local, remote}, and with
+        media: media {sent: [...], received: [...]} (per track: kind, mid, packets,
+        bytes, frames, lost, nacks, plis, seconds, …) and recordings (file paths).
         Exit 0 if the connection came up and every requested transfer completed.
         """
     static let valued: Set<String> = [
         "--send-file", "--receive-dir", "--turn", "--turn-user", "--turn-pass", "--host-ip", "--stats", "--timeout",
+        "--audio", "--video", "--record", "--duration",
     ]
-    static let flags: Set<String> = ["--echo", "--relay-only", "--no-trickle"]
+    static let flags: Set<String> = ["--echo", "--relay-only", "--no-trickle", "--loop"]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
         let role = try arguments.positionals(1...1, usage: "carrier rtc offer|answer [options]")[0]
@@ -50,10 +63,19 @@ struct RtcCommand: Command {
                 .init(url: turn, username: arguments.value("--turn-user"), credential: arguments.value("--turn-pass"))
             ]
         }
+        var media = MediaOptions(
+            audio: arguments.value("--audio"), video: arguments.value("--video"), record: arguments.value("--record"),
+            loop: arguments.flag("--loop"))
+        if arguments.value("--duration") != nil {
+            media.duration = try arguments.seconds("--duration", default: 0).milliseconds / 1000
+        }
+        for path in [media.audio, media.video].compactMap({ $0 }) where !FileManager.default.fileExists(atPath: path) {
+            throw UsageError("no such media file: \(path)")
+        }
         let session = try RtcSession(
             role: role, configuration: configuration, sendFile: arguments.value("--send-file"),
             receiveDirectory: arguments.value("--receive-dir"), echo: arguments.flag("--echo"),
-            trickle: !arguments.flag("--no-trickle"), output: global.output)
+            trickle: !arguments.flag("--no-trickle"), media: media, output: global.output)
         let summary = await session.run(timeout: try arguments.seconds("--timeout", default: 120))
         let json = Output.encode(summary.json)
         if let path = arguments.value("--stats") {

@@ -1,7 +1,18 @@
 import Foundation
 import RtcFileTransfer
+import RtcMedia
 import RtcPeer
 import RtcSCTP
+
+/// What `carrier rtc` sends and records besides the data channel.
+struct MediaOptions: Sendable {
+    var audio: String?
+    var video: String?
+    var record: String?
+    var duration: Double?
+    var loop = false
+    var liveStats = true
+}
 
 /// One `carrier rtc` run: a peer connection, its signaling on stdin/stdout,
 /// and what it does on the data channel.
@@ -14,6 +25,8 @@ actor RtcSession {
         var selectedPair: (local: String, remote: String)?
         var error: String?
         var wantedTransfer = false
+        var sent: [MediaSender.Stats] = []
+        var received: [MediaReceiver.Stats] = []
 
         var succeeded: Bool { connected && error == nil && (!wantedTransfer || transfer?.ok == true) }
 
@@ -30,6 +43,13 @@ actor RtcSession {
             if let selectedPair {
                 object["selectedPair"] = ["local": selectedPair.local, "remote": selectedPair.remote]
             }
+            if !sent.isEmpty || !received.isEmpty {
+                object["media"] =
+                    [
+                        "sent": sent.map(\.json), "received": received.map(\.json),
+                    ] as [String: any Sendable]
+                object["recordings"] = received.flatMap(\.recordings)
+            }
             if let error { object["error"] = error }
             return object
         }
@@ -43,6 +63,16 @@ actor RtcSession {
                 lines.append(
                     "\(transfer.name): \(transfer.bytes) bytes, \(rate) MB/s, sha256 \(transfer.sha256) \(transfer.ok ? "ok" : "MISMATCH")"
                 )
+            }
+            for stats in sent {
+                lines.append(
+                    "sent \(stats.kind): \(stats.framesSent) frames, \(stats.packetsSent) packets, \(stats.bytesSent) bytes, \(rounded(stats.seconds)) s"
+                )
+            }
+            for stats in received where stats.packetsReceived > 0 {
+                lines.append(
+                    "received \(stats.kind): \(stats.framesDecoded) frames decoded, \(stats.packetsReceived) packets, \(stats.packetsLost) lost, \(rounded(stats.seconds)) s"
+                        + (stats.recordings.isEmpty ? "" : " → \(stats.recordings.joined(separator: ", "))"))
             }
             if let error { lines.append("error: \(error)") }
             return lines.joined(separator: "\n")
@@ -62,11 +92,19 @@ actor RtcSession {
     private var finished: CheckedContinuation<Void, Never>?
     private var done = false
     private var endpoint: FileTransferEndpoint?
+    private let media: MediaOptions
+    private var senders: [MediaSender] = []
+    private var receivers: [MediaReceiver] = []
+    private let recordingClock = RecordingClock()
+    private var transferDone = false
+    private var mediaDone = false
+    private var durationDone = false
 
     init(
         role: String, configuration: PeerConfiguration, sendFile: String?, receiveDirectory: String?, echo: Bool,
-        trickle: Bool, output: Output
+        trickle: Bool, media: MediaOptions = MediaOptions(), output: Output
     ) throws {
+        self.media = media
         peer = try PeerConnection(configuration: configuration)
         self.role = role
         self.sendFile = sendFile
@@ -95,6 +133,13 @@ actor RtcSession {
         }
         if role == "offer" {
             started = ContinuousClock.now
+            // Audio and video sections when there is something to send or to record.
+            if media.audio != nil || media.record != nil {
+                _ = await peer.addTransceiver(.audio, direction: media.audio != nil ? .sendrecv : .recvonly)
+            }
+            if media.video != nil || media.record != nil {
+                _ = await peer.addTransceiver(.video, direction: media.video != nil ? .sendrecv : .recvonly)
+            }
             let channel = await peer.createDataChannel(DataChannelParameters(label: "data"))
             use(channel)
             do {
@@ -105,10 +150,117 @@ actor RtcSession {
                 finish("\(error)")
             }
         }
+        let statsTask = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                await printLiveStats()
+            }
+        }
         if !done { await withCheckedContinuation { finished = $0 } }
+        statsTask.cancel()
+        for sender in senders {
+            await sender.stop()
+            summary.sent.append(await sender.currentStats())
+        }
+        for receiver in receivers { summary.received.append(await receiver.stop()) }
         await peer.close()
         for task in [eventTask, signalTask, timeoutTask, interruptTask] { task.cancel() }
         return summary
+    }
+
+    // MARK: Media
+
+    /// Once connected: a sender per section that sends and has a file of its
+    /// kind, and the duration timer.
+    private func startMedia() async {
+        transferDone = !summary.wantedTransfer || (sendFile == nil)
+        for info in await peer.transceiverInfos where info.direction == .sendrecv || info.direction == .sendonly {
+            guard let path = info.kind == .audio ? media.audio : media.video,
+                !senders.contains(where: { $0.kind == info.kind })
+            else { continue }
+            do {
+                let source = try MediaSources.open(path)
+                output.log("sending \(info.kind.rawValue) on mid \(info.mid): \(source.label)")
+                let sender = MediaSender(
+                    peer: peer, mid: info.mid, source: source, loop: media.loop, duration: media.duration)
+                senders.append(sender)
+                await sender.start()
+                Task {
+                    await sender.waitUntilFinished()
+                    await self.senderFinished()
+                }
+            } catch {
+                finish("\(error)")
+                return
+            }
+        }
+        mediaDone = senders.isEmpty
+        if let duration = media.duration {
+            Task {
+                try? await Task.sleep(for: .milliseconds(Int64(duration * 1000)))
+                await self.durationElapsed()
+            }
+        } else {
+            durationDone = true
+        }
+        checkDone()
+    }
+
+    private func startReceiving(mid: String, kind: MediaKind) async {
+        guard !receivers.contains(where: { $0.mid == mid }) else { return }
+        var recording: MediaReceiver.Recording?
+        if let directory = media.record {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let name = receivers.contains { $0.kind == kind } ? "\(kind.rawValue)-\(mid)" : kind.rawValue
+            recording = .init(directory: directory, name: name, clock: recordingClock)
+        }
+        let receiver = MediaReceiver(peer: peer, mid: mid, kind: kind, recording: recording)
+        receivers.append(receiver)
+        await receiver.start()
+    }
+
+    private func senderFinished() async {
+        var all = true
+        for sender in senders where !(await sender.isFinished) { all = false }
+        if all {
+            mediaDone = true
+            checkDone()
+        }
+    }
+
+    private func durationElapsed() {
+        durationDone = true
+        mediaDone = true
+        checkDone()
+    }
+
+    /// Says bye and ends once everything asked for is done. A run with only
+    /// things to receive waits for the peer's bye (or the duration).
+    private func checkDone() {
+        let sendsSomething = sendFile != nil || !senders.isEmpty || media.duration != nil
+        guard summary.connected, sendsSomething, transferDone, mediaDone, durationDone else { return }
+        writer.write(SignalLine(type: "bye"))
+        finish(nil)
+    }
+
+    /// One line a second on stderr while media flows.
+    private func printLiveStats() async {
+        guard media.liveStats, summary.connected, !senders.isEmpty || !receivers.isEmpty else { return }
+        var parts: [String] = []
+        for sender in senders {
+            let stats = await sender.currentStats()
+            parts.append("↑\(stats.kind) \(stats.framesSent) fr \(stats.bytesSent / 1000) kB")
+        }
+        for receiver in receivers {
+            let stats = await receiver.currentStats()
+            guard stats.packetsReceived > 0 else { continue }
+            parts.append(
+                "↓\(stats.kind) \(stats.framesDecoded) fr \(stats.bytesReceived / 1000) kB lost \(stats.packetsLost)"
+                    + (stats.kind == "video" ? " nack \(stats.nacksSent) pli \(stats.plisSent)" : ""))
+        }
+        let peerStats = await peer.stats()
+        if let rtt = peerStats.roundTripTime { parts.append("rtt \(rounded(rtt * 1000)) ms") }
+        output.log("stats: " + parts.joined(separator: " | "))
     }
 
     private func finish(_ error: String?) {
@@ -139,6 +291,11 @@ actor RtcSession {
                 guard role == "answer", let sdp = signal.sdp else { return }
                 started = ContinuousClock.now
                 try await peer.setRemoteDescription(sdp)
+                // Sections we have nothing to send on only receive.
+                for info in await peer.transceiverInfos {
+                    let file = info.kind == .audio ? media.audio : media.video
+                    if file == nil { await peer.setDirection(.recvonly, mid: info.mid) }
+                }
                 let answer = try await peer.createAnswer()
                 try await peer.setLocalDescription(answer)
                 await sendDescription(type: "answer", answer)
@@ -171,15 +328,18 @@ actor RtcSession {
             }
         case .connectionStateChanged(let state):
             output.log("connection \(state.rawValue)")
-            if state == .connected {
+            if state == .connected, !summary.connected {
                 summary.connected = true
                 summary.setupMs = rounded((ContinuousClock.now - started).milliseconds)
                 summary.selectedPair = await peer.stats().selectedPair
+                await startMedia()
             } else if state == .failed {
                 finish(await peer.failureReason ?? "connection failed")
             }
         case .dataChannel(let channel):
             use(channel)
+        case .track(let mid, let kind):
+            await startReceiving(mid: mid, kind: kind)
         default:
             break
         }
@@ -212,8 +372,13 @@ actor RtcSession {
         do {
             let outcome = try await endpoint.send(path: path)
             summary.transfer = outcome
-            writer.write(SignalLine(type: "bye"))
-            finish(outcome.ok ? nil : "the receiver's SHA-256 does not match")
+            guard outcome.ok else {
+                writer.write(SignalLine(type: "bye"))
+                finish("the receiver's SHA-256 does not match")
+                return
+            }
+            transferDone = true
+            checkDone()
         } catch {
             finish("\(error)")
         }
@@ -222,5 +387,33 @@ actor RtcSession {
     private func received(_ outcome: FileTransferEndpoint.Outcome) {
         summary.transfer = outcome
         output.log("received \(outcome.name): \(outcome.bytes) bytes, \(outcome.ok ? "sha256 ok" : "sha256 MISMATCH")")
+    }
+}
+
+extension MediaSender.Stats {
+    var json: [String: any Sendable] {
+        [
+            "kind": kind, "mid": mid, "packets": packetsSent, "bytes": bytesSent, "frames": framesSent,
+            "framesEncoded": framesEncoded, "keyframes": keyframesSent, "keyframeRequests": keyframeRequests,
+            "seconds": rounded(seconds),
+        ]
+    }
+}
+
+extension MediaReceiver.Stats {
+    var json: [String: any Sendable] {
+        var object: [String: any Sendable] = [
+            "kind": kind, "mid": mid, "packets": packetsReceived, "bytes": bytesReceived, "lost": packetsLost,
+            "frames": framesReceived, "framesDecoded": framesDecoded, "framesDropped": framesDropped,
+            "nacks": nacksSent, "plis": plisSent, "seconds": rounded(seconds), "recordings": recordings,
+        ]
+        if kind == "audio" { object["concealedFrames"] = concealedFrames }
+        if kind == "video" {
+            object["freezes"] = freezes
+            object["keyframes"] = keyframesReceived
+            object["width"] = width
+            object["height"] = height
+        }
+        return object
     }
 }

@@ -83,6 +83,7 @@ public actor MediaReceiver {
     public private(set) var lastError: String?
     private let started = ContinuousClock.now
     private var senderClock: SenderClock?
+    private var firstPicture: (VideoFrame, UInt32)?
 
     public init(peer: PeerConnection, mid: String, kind: MediaKind, recording: Recording? = nil) {
         self.peer = peer
@@ -117,6 +118,13 @@ public actor MediaReceiver {
         for task in tasks { task.cancel() }
         tasks = []
         process(jitter.pop(now: .infinity))
+        if y4m == nil, let (picture, _) = firstPicture, let recording, picture.width > 0 {
+            // Only one picture came: write it at the usual rate.
+            y4m = try? Y4mWriter(
+                path: recording.directory + "/" + recording.name + ".y4m", width: picture.width,
+                height: picture.height, framesPerSecond: 30)
+            try? y4m?.append(picture)
+        }
         wav?.close()
         ogg?.close()
         ivf?.close()
@@ -273,10 +281,22 @@ public actor MediaReceiver {
         stats.width = picture.width
         stats.height = picture.height
         noteFrameTiming()
-        if y4m == nil, let recording, recording.formats.contains(.y4m) {
-            y4m = try? Y4mWriter(
-                path: recording.directory + "/" + recording.name + ".y4m", width: picture.width,
-                height: picture.height, framesPerSecond: 30)
+        guard let recording, recording.formats.contains(.y4m) else { return }
+        if y4m == nil {
+            // Y4M states a frame rate: wait for the second picture to measure it from the RTP timestamps.
+            guard let (first, firstTimestamp) = firstPicture else {
+                firstPicture = (picture, timestamp)
+                return
+            }
+            let delta = Double(Int32(bitPattern: timestamp &- firstTimestamp))
+            let rate = delta > 0 ? min(max(Int((90000 / delta).rounded()), 1), 120) : 30
+            do {
+                let writer = try Y4mWriter(
+                    path: recording.directory + "/" + recording.name + ".y4m", width: picture.width,
+                    height: picture.height, framesPerSecond: rate)
+                try writer.append(first)
+                y4m = writer
+            } catch { lastError = "\(error)" }
         }
         if let y4m { do { try y4m.append(picture) } catch { lastError = "\(error)" } }
     }

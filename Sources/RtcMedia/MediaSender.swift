@@ -73,6 +73,8 @@ public actor MediaSender {
         await withCheckedContinuation { finishWaiters.append($0) }
     }
 
+    public var isFinished: Bool { finished }
+
     /// Muted: samples are paced but not sent (the peer hears silence, sees a frozen picture).
     public func setMuted(_ muted: Bool) { self.muted = muted }
 

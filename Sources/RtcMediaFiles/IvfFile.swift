@@ -49,11 +49,15 @@ public struct IvfFile: Sendable {
     }
 }
 
-/// Writes VP8 frames to IVF with millisecond timestamps; the frame count in the
-/// header is kept current, so the file is valid whenever the writer stops.
+/// Writes VP8 frames to IVF with millisecond timestamps. The header's length
+/// field (libvpx calls it the frame count; ffmpeg reads it as the duration in
+/// time-base units) holds the duration in milliseconds, so that ffmpeg reports
+/// the right length; it is kept current, so the file is valid whenever the
+/// writer stops.
 public final class IvfWriter: @unchecked Sendable {
     private let file: HeaderedFile
     private var count: UInt32 = 0
+    private var first: UInt64 = 0
 
     public init(path: String, width: Int, height: Int) throws(MediaFileError) {
         file = try HeaderedFile(path: path)
@@ -80,9 +84,12 @@ public final class IvfWriter: @unchecked Sendable {
         header.u64(milliseconds)
         try file.append(header.bytes + frame)
         count += 1
-        var total = ByteWriter()
-        total.u32(count)
-        try file.overwrite(at: 24, total.bytes)
+        // The next frame is due about one frame interval later: count this one's time too.
+        let interval = count > 1 ? (milliseconds - first) / UInt64(count - 1) : 33
+        if count == 1 { first = milliseconds }
+        var length = ByteWriter()
+        length.u32(UInt32(clamping: milliseconds - first + interval))
+        try file.overwrite(at: 24, length.bytes)
     }
 
     public func close() { file.close() }

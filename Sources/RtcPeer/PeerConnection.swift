@@ -138,6 +138,18 @@ public actor PeerConnection {
 
     public var transceiverInfos: [TransceiverInfo] { transceivers.map(\.info) }
 
+    /// Changes what a section does (before an offer, or between the peer's offer
+    /// and our answer, where it is matched with what the peer offered).
+    public func setDirection(_ direction: Direction, mid: String) {
+        guard let index = transceivers.firstIndex(where: { $0.info.mid == mid }) else { return }
+        if signaling == .haveRemoteOffer, let remote = remoteDescription?.media.first(where: { $0.mid == mid }) {
+            transceivers[index].info.direction = Self.answerDirection(
+                ours: direction, theirs: remote.direction ?? .sendrecv)
+        } else {
+            transceivers[index].info.direction = direction
+        }
+    }
+
     private func allocateMid() -> String {
         defer { nextMid += 1 }
         var mid = "\(nextMid)"

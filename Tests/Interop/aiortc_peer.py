@@ -5,6 +5,9 @@ Speaks the signaling of `carrier rtc`: one RtcSignal JSON object per line on
 stdin/stdout ({"type":"offer"|"answer","sdp":...}, {"type":"candidate",
 "candidates":[{"sdp","sdpMLineIndex","sdpMid"}]}, {"type":"bye"}); logs go to
 stderr. Files use the binary file protocol of docs/file-protocol.md.
+Media: --media sends aiortc's synthetic tracks; --play-audio/--play-video send
+files through aiortc's MediaPlayer (PyAV decodes, aiortc encodes); --record DIR
+writes what arrives, decoded by aiortc, as DIR/audio.wav and DIR/video.y4m.
 """
 import argparse
 import asyncio
@@ -14,11 +17,13 @@ import os
 import sys
 import tempfile
 import time
+import wave
 
 import aioice.ice
 from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
 from aiortc.rtcconfiguration import RTCIceTransportPolicy
-from aiortc.mediastreams import AudioStreamTrack, MediaStreamTrack, VideoStreamTrack
+from aiortc.contrib.media import MediaPlayer
+from aiortc.mediastreams import AudioStreamTrack, MediaStreamError, MediaStreamTrack, VideoStreamTrack
 from aiortc.sdp import candidate_from_sdp
 
 CHUNK = 64 * 1024
@@ -55,6 +60,38 @@ async def inbound_packets(pc):
             if stat.type == "inbound-rtp":
                 counts[stat.kind] = counts.get(stat.kind, 0) + stat.packetsReceived
     return counts
+
+
+async def record_track(track, directory, stats):
+    """Writes a received track's decoded frames: audio to WAV (s16), video to Y4M (I420)."""
+    os.makedirs(directory, exist_ok=True)
+    counts = stats.setdefault("recorded", {})
+    counts[track.kind] = 0
+    writer = None
+    try:
+        while True:
+            frame = await track.recv()
+            if track.kind == "audio":
+                data = frame.to_ndarray().tobytes()  # packed s16, channels interleaved
+                if writer is None:
+                    writer = wave.open(os.path.join(directory, "audio.wav"), "wb")
+                    writer.setnchannels(len(frame.layout.channels))
+                    writer.setsampwidth(2)
+                    writer.setframerate(frame.sample_rate)
+                writer.writeframes(data)
+            else:
+                image = frame.to_ndarray(format="yuv420p")
+                if writer is None:
+                    writer = open(os.path.join(directory, "video.y4m"), "wb")
+                    writer.write(b"YUV4MPEG2 W%d H%d F30:1 Ip A1:1 C420jpeg\n" % (frame.width, frame.height))
+                writer.write(b"FRAME\n" + image.tobytes())
+                writer.flush()
+            counts[track.kind] += 1
+    except MediaStreamError:
+        pass
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 async def send_file(channel, path, stats):
@@ -138,6 +175,9 @@ async def main():
     parser.add_argument("--send-file")
     parser.add_argument("--receive-dir")
     parser.add_argument("--media", action="store_true", help="send aiortc's test audio and video tracks")
+    parser.add_argument("--play-audio", help="send this media file's audio")
+    parser.add_argument("--play-video", help="send this media file's video")
+    parser.add_argument("--record", help="write received audio and video into this directory")
     parser.add_argument("--run-for", type=float, default=0, help="with --media: stay connected this many seconds, then bye")
     parser.add_argument("--turn")
     parser.add_argument("--turn-user")
@@ -206,15 +246,29 @@ async def main():
         if pc.connectionState == "failed":
             finish("failed")
 
+    recordings = []
+
     @pc.on("track")
     def on_track(track):
         rtp_counts[track.kind] = 0
         log("track", track.kind)
+        if args.record:
+            recordings.append(asyncio.ensure_future(record_track(track, args.record, stats)))
 
-    if args.role == "offer":
+    players = []
+
+    def add_media():
         if args.media:
             pc.addTrack(AudioStreamTrack())
             pc.addTrack(VideoStreamTrack())
+        for path, kind in ((args.play_audio, "audio"), (args.play_video, "video")):
+            if path:
+                player = MediaPlayer(path)
+                players.append(player)
+                pc.addTrack(player.audio if kind == "audio" else player.video)
+
+    if args.role == "offer":
+        add_media()
         use_channel(pc.createDataChannel("data"))
         await pc.setLocalDescription(await pc.createOffer())
         emit({"type": "offer", "sdp": pc.localDescription.sdp})
@@ -236,9 +290,7 @@ async def main():
             if kind in ("offer", "answer"):
                 await pc.setRemoteDescription(RTCSessionDescription(sdp=signal["sdp"], type=kind))
                 if kind == "offer":
-                    if args.media:
-                        pc.addTrack(AudioStreamTrack())
-                        pc.addTrack(VideoStreamTrack())
+                    add_media()
                     await pc.setLocalDescription(await pc.createAnswer())
                     emit({"type": "answer", "sdp": pc.localDescription.sdp})
             elif kind == "candidate":
@@ -276,6 +328,11 @@ async def main():
         reason = await finished
     reading.cancel()
     stats["inbound"] = await inbound_packets(pc)
+    for receiver in pc.getReceivers():
+        if receiver.track is not None:
+            receiver.track.stop()
+    if recordings:
+        await asyncio.wait(recordings, timeout=5)
     log("done:", reason, "inbound", stats["inbound"])
     if args.stats:
         with open(args.stats, "w") as handle:

@@ -47,4 +47,30 @@ import Testing
         let written = try #require(ours["path"] as? String)
         #expect((try? FileManager.default.attributesOfItem(atPath: written)[.size] as? Int) == 3 << 20)
     }
+
+    /// Media both ways with Chromium: its fake camera and microphone to our
+    /// recorder, our files to its decoders (counted in its inbound-rtp stats).
+    @Test func mediaFlowsBothWaysWithChromium() async throws {
+        let root = temporaryDirectory("browser-media")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (status, theirStatus) = try await WiredPeers.run(
+            WiredPeers.carrier([
+                "rtc", "answer", "--host-ip", "127.0.0.1", "--audio", MediaChecks.mediaFile("tone-440-660.wav"),
+                "--video", MediaChecks.mediaFile("testsrc.y4m"), "--loop", "--record", root + "/rec", "--stats",
+                root + "/ours.json",
+            ]),
+            WiredPeers.browser(["offer", "--media", "--run-for", "4", "--stats", root + "/theirs.json"]),
+            logs: root + "/log")
+        #expect(status == 0 && theirStatus == 0)
+        let ours = try #require(WiredPeers.summary(root + "/ours.json"))
+        let received = (ours["media"] as? [String: Any])?["received"] as? [[String: Any]] ?? []
+        let video = received.first { $0["kind"] as? String == "video" }
+        let audio = received.first { $0["kind"] as? String == "audio" }
+        #expect((video?["framesDecoded"] as? Double ?? 0) >= 30, "video from Chromium: \(String(describing: video))")
+        #expect((audio?["seconds"] as? Double ?? 0) >= 2, "audio from Chromium: \(String(describing: audio))")
+        let inbound = try #require(WiredPeers.summary(root + "/theirs.json")?["inbound"] as? [String: Any])
+        #expect(
+            (inbound["audio"] as? Int ?? 0) > 50 && (inbound["video"] as? Int ?? 0) > 30, "Chromium received \(inbound)"
+        )
+    }
 }
