@@ -30,6 +30,7 @@ bench: setup
 	$(SWIFT) build -c release --product carrier
 	bash scripts/bench.sh .build/release/carrier
 	python3 scripts/bench_transport.py .build/release/carrier
+	python3 scripts/bench_media.py .build/release/carrier
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests

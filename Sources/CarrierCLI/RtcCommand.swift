@@ -1,6 +1,7 @@
 import CarrierNode
 import Foundation
 import RtcFileTransfer
+import RtcMedia
 import RtcPeer
 import RtcSCTP
 
@@ -25,6 +26,8 @@ struct RtcCommand: Command {
           --video FILE         send video: .y4m (I420; encoded to VP8) or .ivf (VP8, sent as is)
           --record DIR         record what the peer sends, one file per track named by kind:
                                audio.wav + audio.opus, video.ivf + video.y4m
+          --record-formats F   which of wav,opus,ivf,y4m to write (default all); with only
+                               opus and ivf, nothing is decoded (the packets as received)
           --duration S         stop sending and hang up after S seconds of media
           --loop               play the media files again from the start at their end
           --turn URL           a TURN server (turn:IP:PORT[?transport=tcp]), with
@@ -47,7 +50,7 @@ struct RtcCommand: Command {
         """
     static let valued: Set<String> = [
         "--send-file", "--receive-dir", "--turn", "--turn-user", "--turn-pass", "--host-ip", "--stats", "--timeout",
-        "--audio", "--video", "--record", "--duration",
+        "--audio", "--video", "--record", "--record-formats", "--duration",
     ]
     static let flags: Set<String> = ["--echo", "--relay-only", "--no-trickle", "--loop"]
 
@@ -66,6 +69,14 @@ struct RtcCommand: Command {
         var media = MediaOptions(
             audio: arguments.value("--audio"), video: arguments.value("--video"), record: arguments.value("--record"),
             loop: arguments.flag("--loop"))
+        if let list = arguments.value("--record-formats") {
+            let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let formats = names.compactMap(MediaReceiver.RecordFormat.init(rawValue:))
+            guard formats.count == names.count, !formats.isEmpty else {
+                throw UsageError("--record-formats takes a list of wav, opus, ivf, y4m, not \(list)")
+            }
+            media.recordFormats = Set(formats)
+        }
         if arguments.value("--duration") != nil {
             media.duration = try arguments.seconds("--duration", default: 0).milliseconds / 1000
         }

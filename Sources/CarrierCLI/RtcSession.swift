@@ -9,6 +9,7 @@ struct MediaOptions: Sendable {
     var audio: String?
     var video: String?
     var record: String?
+    var recordFormats = MediaReceiver.RecordFormat.all
     var duration: Double?
     var loop = false
     var liveStats = true
@@ -212,7 +213,7 @@ actor RtcSession {
         if let directory = media.record {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let name = receivers.contains { $0.kind == kind } ? "\(kind.rawValue)-\(mid)" : kind.rawValue
-            recording = .init(directory: directory, name: name, clock: recordingClock)
+            recording = .init(directory: directory, name: name, clock: recordingClock, formats: media.recordFormats)
         }
         let receiver = MediaReceiver(peer: peer, mid: mid, kind: kind, recording: recording)
         receivers.append(receiver)

@@ -91,9 +91,11 @@ public actor MediaReceiver {
         self.kind = kind
         self.recording = recording
         stats = Stats(kind: kind.rawValue, mid: mid)
+        // A recording of received packets only (Ogg Opus, IVF) needs no decoding.
+        let decodes = recording.map { !$0.formats.isDisjoint(with: [.wav, .y4m]) } ?? true
         switch kind {
-        case .audio: audioDecoder = try? OpusAudioDecoder(channels: 2)
-        case .video: videoDecoder = try? Vp8VideoDecoder()
+        case .audio: audioDecoder = decodes ? try? OpusAudioDecoder(channels: 2) : nil
+        case .video: videoDecoder = decodes ? try? Vp8VideoDecoder() : nil
         }
     }
 
@@ -194,9 +196,7 @@ public actor MediaReceiver {
     // MARK: Audio
 
     private func playAudio(_ packet: RtpPacket) {
-        guard let decoder = audioDecoder, let samples = OpusAudioDecoder.frameSamples(of: packet.payload) else {
-            return
-        }
+        guard let samples = OpusAudioDecoder.frameSamples(of: packet.payload) else { return }
         stats.framesReceived += 1
         if nextAudioTimestamp == nil { openAudio(packet) }
         // The RTP timestamp places the packet: a gap (loss, or a pause in sending)
@@ -208,7 +208,9 @@ public actor MediaReceiver {
                 var remaining = gap
                 while remaining > 0 {
                     let frames = min(remaining, OpusAudioEncoder.frameSamples)
-                    let concealed = decoder.recover(lost: frames, next: remaining <= frames ? packet.payload : nil)
+                    let concealed =
+                        audioDecoder?.recover(lost: frames, next: remaining <= frames ? packet.payload : nil)
+                        ?? [Int16](repeating: 0, count: frames * 2)
                     write(audio: concealed)
                     stats.concealedFrames += 1
                     remaining -= frames
@@ -219,6 +221,10 @@ public actor MediaReceiver {
         }
         nextAudioTimestamp = packet.timestamp &+ UInt32(samples)
         if let ogg { try? ogg.append(packet.payload) }
+        guard let decoder = audioDecoder else {
+            stats.seconds += Double(samples) / 48000
+            return
+        }
         guard let pcm = try? decoder.decode(packet.payload) else { return }
         stats.framesDecoded += 1
         write(audio: pcm)

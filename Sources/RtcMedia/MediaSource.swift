@@ -40,7 +40,7 @@ extension MediaSource {
 /// Opens a media file as a source by its extension: .wav, .opus/.ogg (Ogg Opus),
 /// .y4m (encoded to VP8), .ivf (VP8 frames sent as they are).
 public enum MediaSources {
-    public static func open(_ path: String, videoBitrate: Int = 1_000_000) throws -> any MediaSource {
+    public static func open(_ path: String, videoBitrate: Int? = nil) throws -> any MediaSource {
         let lower = path.lowercased()
         if lower.hasSuffix(".wav") { return try WavAudioSource(path: path) }
         if lower.hasSuffix(".opus") || lower.hasSuffix(".ogg") { return try OggOpusSource(path: path) }
@@ -124,20 +124,22 @@ public final class Y4mVideoSource: MediaSource, @unchecked Sendable {
     private var keyframeWanted = false
     public private(set) var framesEncoded = 0
 
-    public init(path: String, bitrate: Int = 1_000_000) throws {
+    /// `bitrate` nil: about 0.06 bit per pixel per frame, 200 kbit/s to 2.5 Mbit/s
+    /// (550 kbit/s for 640x480 at 30 fps, about where browsers start).
+    public init(path: String, bitrate: Int? = nil) throws {
         file = try Y4mFile(path: path)
-        guard !file.frames.isEmpty else { throw MediaFileError.malformed(path: path, why: "no frames") }
+        guard file.frameCount > 0 else { throw MediaFileError.malformed(path: path, why: "no frames") }
         let fps = max(Int(file.framesPerSecond.rounded()), 1)
+        let rate = bitrate ?? min(max(Int(Double(file.width * file.height * fps) * 0.06), 200_000), 2_500_000)
         encoder = try Vp8VideoEncoder(
             .init(
-                width: file.width, height: file.height, framesPerSecond: fps, bitrate: bitrate,
+                width: file.width, height: file.height, framesPerSecond: fps, bitrate: rate,
                 keyframeInterval: fps * 10))
         label = "\(path) (Y4M \(file.width)x\(file.height) at \(fps) fps → VP8)"
     }
 
     public func next() throws -> EncodedSample? {
-        while index < file.frames.count {
-            let picture = file.frames[index]
+        while let picture = file.frame(at: index) {
             let time = Double(index) / file.framesPerSecond
             index += 1
             let forced = keyframeWanted

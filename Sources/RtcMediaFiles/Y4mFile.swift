@@ -2,12 +2,28 @@ import Foundation
 import RtcCodecs
 
 /// YUV4MPEG2 (Y4M): a text header line, then `FRAME` lines each followed by
-/// one raw picture. Only 4:2:0 (I420) pictures are read.
+/// one raw picture. Only 4:2:0 (I420) pictures are read. The file is mapped,
+/// not read: pictures are copied out one at a time (`frame(at:)`), so a long
+/// file costs no memory up front.
 public struct Y4mFile: Sendable {
     public let width: Int
     public let height: Int
     public let framesPerSecond: Double
-    public let frames: [VideoFrame]
+    /// Where each picture starts in the file.
+    private let offsets: [Int]
+    private let data: Data
+
+    public var frameCount: Int { offsets.count }
+
+    public func frame(at index: Int) -> VideoFrame? {
+        guard offsets.indices.contains(index) else { return nil }
+        let start = data.startIndex + offsets[index]
+        let bytes = VideoFrame.byteCount(width: width, height: height)
+        return VideoFrame(width: width, height: height, data: Array(data[start..<start + bytes]))
+    }
+
+    /// Every picture, read at once (for checks on small files).
+    public var frames: [VideoFrame] { (0..<frameCount).compactMap { frame(at: $0) } }
 
     public init(path: String) throws(MediaFileError) {
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
@@ -44,7 +60,7 @@ public struct Y4mFile: Sendable {
             throw .malformed(path: path, why: "bad size \(width)x\(height)")
         }
         let pictureBytes = VideoFrame.byteCount(width: width, height: height)
-        var frames: [VideoFrame] = []
+        var offsets: [Int] = []
         var at = headerEnd + 1
         while at < data.endIndex {
             guard let lineEnd = data[at..<min(at + 256, data.endIndex)].firstIndex(of: 0x0A),
@@ -52,13 +68,14 @@ public struct Y4mFile: Sendable {
             else { break }
             let start = lineEnd + 1
             guard data.endIndex - start >= pictureBytes else { break }  // a cut-short last frame
-            frames.append(VideoFrame(width: width, height: height, data: Array(data[start..<start + pictureBytes])))
+            offsets.append(start - data.startIndex)
             at = start + pictureBytes
         }
         self.width = width
         self.height = height
         self.framesPerSecond = rate
-        self.frames = frames
+        self.offsets = offsets
+        self.data = data
     }
 }
 

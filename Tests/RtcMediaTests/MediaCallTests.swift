@@ -16,7 +16,10 @@ import Testing
     }
 
     /// Sends `audio` and `video` files from the offerer for `seconds`, records at the answerer.
-    static func call(audio: String?, video: String?, seconds: Double, loss: Double = 0) async throws -> Result {
+    static func call(
+        audio: String?, video: String?, seconds: Double, loss: Double = 0,
+        during: (@Sendable (PeerConnection, String) async -> Void)? = nil
+    ) async throws -> Result {
         let directory = temporaryDirectory("media-call")
         var lossy = PeerConfiguration(localAddresses: ["127.0.0.1"])
         lossy.simulatedRtpLoss = loss
@@ -61,6 +64,7 @@ import Testing
             )
         }
         for sender in senders { await sender.start() }
+        if let during, let videoMid { await during(answerer, videoMid) }
         for sender in senders { await sender.waitUntilFinished() }
         try await Task.sleep(for: .milliseconds(300))  // the last packets' flight and the jitter buffer's wait
         var received: [MediaReceiver.Stats] = []
@@ -137,5 +141,20 @@ import Testing
         let audio = try #require(result.received.first { $0.kind == "audio" })
         #expect(audio.concealedFrames > 0 && audio.concealedFrames < 30)
         print("5% loss: \(frames) frames, PSNR \(String(format: "%.1f", psnr)) dB, \(result.received)")
+    }
+
+    /// A PLI from the receiver reaches the encoding source: the next frame is a keyframe.
+    @Test func aKeyframeRequestIsAnsweredWithAKeyframe() async throws {
+        let result = try await Self.call(audio: nil, video: MediaChecks.mediaFile("testsrc.y4m"), seconds: 2) {
+            answerer, mid in
+            try? await Task.sleep(for: .milliseconds(700))  // into the stream, past the first keyframe
+            let ssrc = await answerer.stats().inbound.first { $0.mid == mid }?.ssrc ?? 0
+            await answerer.requestKeyframe(mid: mid, mediaSsrc: ssrc)
+        }
+        defer { try? FileManager.default.removeItem(atPath: result.directory) }
+        let sent = try #require(result.sent.first)
+        #expect(sent.keyframeRequests == 1)
+        #expect(sent.keyframesSent == 2)  // the first frame and the requested one
+        #expect(result.received.first?.keyframesReceived == 2)
     }
 }
