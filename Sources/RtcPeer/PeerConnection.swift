@@ -777,7 +777,8 @@ public actor PeerConnection {
         let counters = transport.stats
         return PeerStats(
             bytesSent: counters.bytesSent, bytesReceived: counters.bytesReceived, packetsSent: counters.packetsSent,
-            packetsReceived: counters.packetsReceived, srtpDropped: counters.srtpDropped, roundTripTime: roundTripTime,
+            packetsReceived: counters.packetsReceived, srtpDropped: counters.srtpDropped,
+            simulatedDrops: counters.simulatedDrops, roundTripTime: roundTripTime,
             packetsLostByPeer: lostByPeer,
             inbound: reception.map { ssrc, entry in
                 .init(

@@ -6,6 +6,8 @@ public struct PeerStats: Sendable, Equatable {
     public var packetsReceived: UInt64
     /// SRTP/SRTCP packets dropped (failed authentication or replayed).
     public var srtpDropped: UInt64
+    /// Incoming RTP packets dropped on purpose (`PeerConfiguration.simulatedRtpLoss`).
+    public var simulatedDrops: UInt64 = 0
     /// Round-trip time from RTCP reports, seconds, if known.
     public var roundTripTime: Double?
     /// Cumulative loss the peer reported for what we send.

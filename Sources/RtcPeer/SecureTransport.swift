@@ -29,6 +29,7 @@ final class SecureTransport: @unchecked Sendable {
         var packetsSent: UInt64 = 0
         var packetsReceived: UInt64 = 0
         var srtpDropped: UInt64 = 0
+        var simulatedDrops: UInt64 = 0
     }
 
     let ice: IceAgent
@@ -188,7 +189,10 @@ final class SecureTransport: @unchecked Sendable {
 
     private func receiveSrtp(_ datagram: [UInt8]) {
         let isRtcp = RtcpPacket.isRtcp(datagram)
-        if !isRtcp, simulatedLoss > 0, Double.random(in: 0..<1) < simulatedLoss { return }
+        if !isRtcp, simulatedLoss > 0, Double.random(in: 0..<1) < simulatedLoss {
+            countersLock.withLock { counters.simulatedDrops += 1 }
+            return
+        }
         let plain: [UInt8]? = srtpLock.withLock {
             guard let srtpIn else { return nil }
             return isRtcp ? try? srtpIn.unprotectRtcp(datagram) : try? srtpIn.unprotectRtp(datagram)
