@@ -21,7 +21,7 @@ let package = Package(
             name: "CarrierRTC",
             targets: [
                 "RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "RtcPeer", "RtcCodecs", "RtcMediaFiles",
-                "RtcMedia", "RtcFileTransfer",
+                "RtcMedia", "RtcFileTransfer", "RtcCalls",
             ]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
         .executable(name: "echo-bot", targets: ["EchoBot"]),
@@ -68,6 +68,9 @@ let package = Package(
             name: "RtcMedia", dependencies: ["RtcPeer", "RtcRTP", "RtcCodecs", "RtcMediaFiles"], swiftSettings: strict),
         // Files over a data channel (the binary file protocol, docs/file-protocol.md).
         .target(name: "RtcFileTransfer", dependencies: ["RtcPeer", "COpenSSL"], swiftSettings: strict),
+        // Calls: RtcSignal, signaling providers, the call state machine and client.
+        .target(
+            name: "RtcCalls", dependencies: ["RtcPeer", "RtcMedia", "RtcFileTransfer"], swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(
@@ -142,6 +145,10 @@ let package = Package(
         .testTarget(
             name: "RtcMediaTests",
             dependencies: ["TestSupport", "RtcMedia", "RtcPeer", "RtcRTP", "RtcCodecs", "RtcMediaFiles"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RtcCallsTests",
+            dependencies: ["TestSupport", "RtcCalls", "RtcPeer", "RtcMedia", "RtcFileTransfer"],
             swiftSettings: strict),
         .testTarget(
             name: "InteropTests",

@@ -5,7 +5,9 @@ import RtcPeer
 /// binary file protocol (docs/file-protocol.md): a JSON header, the bytes as
 /// binary messages paced by the buffered-amount low-water event, and a JSON
 /// acknowledgement with the receiver's SHA-256. The receiver writes to a
-/// temporary file and renames it only when the hash matches.
+/// temporary file and renames it only when the hash matches. It also sends
+/// and receives the reference peers' JSON chunks (`ChunkMessage`), and either
+/// side can cancel (`file-cancel`). Every file ends in exactly one outcome.
 public actor FileTransferEndpoint {
     public struct Progress: Sendable {
         public var name: String
@@ -22,6 +24,8 @@ public actor FileTransferEndpoint {
         public var seconds: Double
         /// Where a received file was saved (nil when sent, or when it failed).
         public var path: String?
+        /// One side cancelled the transfer.
+        public var cancelled = false
     }
 
     public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -29,9 +33,11 @@ public actor FileTransferEndpoint {
         case unreadable(String)
         case channelClosed
         case protocolViolation(String)
+        case cancelled
 
         public var description: String {
             switch self {
+            case .cancelled: "the transfer was cancelled"
             case .busy: "a file is already being sent on this channel"
             case .unreadable(let why): "cannot read the file: \(why)"
             case .channelClosed: "the data channel closed before the transfer finished"
@@ -60,6 +66,21 @@ public actor FileTransferEndpoint {
     private var closed = false
     private var openWaiters: [CheckedContinuation<Bool, Never>] = []
     private var reader: Task<Void, Never>?
+    private var cancelSending = false
+    private var chunked: [String: ChunkedIncoming] = [:]
+    /// Chunked files received at once, at most.
+    static let maxChunkedFiles = 4
+
+    private struct ChunkedIncoming {
+        var name: String
+        var nextIndex = 0
+        var received: UInt64 = 0
+        var handle: FileHandle
+        var temporaryPath: String
+        var digest = Sha256()
+        var started = ContinuousClock.now
+        var size: UInt64?
+    }
 
     private struct Incoming {
         var name: String
@@ -137,7 +158,12 @@ public actor FileTransferEndpoint {
             try channel.send(FileMessage.header(name: name, size: size, sha256: sha256).json)
             var sent: UInt64 = 0
             var lastProgress = ContinuousClock.now
+            cancelSending = false
             while sent < size {
+                if cancelSending {
+                    try? channel.send(CancelMessage.json(name: name))
+                    throw TransferError.cancelled
+                }
                 if channel.bufferedAmount > Self.highWater {
                     await waitForDrain()
                     if closed { throw TransferError.channelClosed }
@@ -159,10 +185,91 @@ public actor FileTransferEndpoint {
             throw .channelClosed
         }
         let ack = await withCheckedContinuation { ackWaiter = $0 }
+        if cancelSending { throw .cancelled }
         guard case .ack(_, let bytes, let theirHash, let ok)? = ack else { throw .channelClosed }
         return Outcome(
             name: name, bytes: bytes, sha256: theirHash, ok: ok && theirHash == sha256 && bytes == size,
             seconds: seconds(since: started), path: nil)
+    }
+
+    /// Sends a file as the reference peers' JSON chunks (base64), paced like the
+    /// binary protocol. That format has no acknowledgement: the outcome is ok
+    /// once every chunk is handed to the channel.
+    public func sendChunked(path: String, mime: String = "application/octet-stream") async throws(TransferError)
+        -> Outcome
+    {
+        guard !sending else { throw .busy }
+        sending = true
+        cancelSending = false
+        defer { sending = false }
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.uint64Value,
+            let handle = FileHandle(forReadingAtPath: path)
+        else { throw .unreadable(path) }
+        defer { try? handle.close() }
+        let fileId = UUID().uuidString.lowercased()
+        let digest = Sha256()
+        let started = ContinuousClock.now
+        var sent: UInt64 = 0
+        var index = 0
+        var lastProgress = ContinuousClock.now
+        do {
+            while true {
+                if cancelSending {
+                    try? channel.send(CancelMessage.json(name: name))
+                    throw TransferError.cancelled
+                }
+                if channel.bufferedAmount > Self.highWater {
+                    await waitForDrain()
+                    if closed { throw TransferError.channelClosed }
+                    continue
+                }
+                let block = Array(try handle.read(upToCount: ChunkMessage.chunkSize) ?? Data())
+                digest.update(block)
+                sent += UInt64(block.count)
+                let last = sent >= size || block.isEmpty
+                try channel.send(
+                    ChunkMessage(
+                        fileId: fileId, index: index, mime: mime, end: last, data: block,
+                        name: index == 0 ? name : nil, size: index == 0 ? size : nil
+                    ).json)
+                index += 1
+                if ContinuousClock.now - lastProgress > .milliseconds(250) || last {
+                    lastProgress = ContinuousClock.now
+                    onProgress(Progress(name: name, bytes: sent, total: size, sending: true))
+                }
+                if last { break }
+            }
+        } catch let error as TransferError {
+            throw error
+        } catch {
+            throw .channelClosed
+        }
+        return Outcome(
+            name: name, bytes: sent, sha256: Sha256.hex(digest.finish()), ok: sent == size,
+            seconds: seconds(since: started), path: nil)
+    }
+
+    /// Stops what is being sent or received on this channel; the peer is told (`file-cancel`).
+    public func cancel() {
+        stopSending()
+        if let current = incoming {
+            try? channel.send(CancelMessage.json(name: current.name))
+            abortReceiving(cancelled: true, tellPeer: false)
+        }
+        for id in Array(chunked.keys) {
+            try? channel.send(CancelMessage.json(name: chunked[id]?.name ?? ""))
+            abortChunked(id, cancelled: true)
+        }
+    }
+
+    private func stopSending() {
+        guard sending else { return }
+        cancelSending = true
+        drainWaiter?.resume()
+        drainWaiter = nil
+        ackWaiter?.resume(returning: nil)
+        ackWaiter = nil
     }
 
     private func waitForDrain() async {
@@ -187,7 +294,11 @@ public actor FileTransferEndpoint {
             case .header(let name, let size, let sha256)?:
                 beginReceiving(name: name, size: size, sha256: sha256)
             case nil:
-                break
+                if let chunk = ChunkMessage(json: text) {
+                    receiveChunk(chunk)
+                } else if CancelMessage.isCancel(text) {
+                    peerCancelled()
+                }
             }
         case .binary(let bytes):
             if echo {
@@ -209,11 +320,8 @@ public actor FileTransferEndpoint {
         drainWaiter = nil
         ackWaiter?.resume(returning: nil)
         ackWaiter = nil
-        if let incoming {
-            try? incoming.handle.close()
-            try? FileManager.default.removeItem(atPath: incoming.temporaryPath)
-            self.incoming = nil
-        }
+        abortReceiving(tellPeer: false)
+        for id in Array(chunked.keys) { abortChunked(id, cancelled: false) }
     }
 
     private func beginReceiving(name: String, size: UInt64, sha256: String) {
@@ -282,13 +390,80 @@ public actor FileTransferEndpoint {
                 seconds: seconds(since: current.started), path: path))
     }
 
-    private func abortReceiving() {
+    private func abortReceiving(cancelled: Bool = false, tellPeer: Bool = true) {
         guard let current = incoming else { return }
         incoming = nil
         try? current.handle.close()
         try? FileManager.default.removeItem(atPath: current.temporaryPath)
-        try? channel.send(FileMessage.ack(name: current.name, size: current.received, sha256: "", ok: false).json)
-        onReceived(Outcome(name: current.name, bytes: current.received, sha256: "", ok: false, seconds: 0, path: nil))
+        if tellPeer {
+            try? channel.send(FileMessage.ack(name: current.name, size: current.received, sha256: "", ok: false).json)
+        }
+        onReceived(
+            Outcome(
+                name: current.name, bytes: current.received, sha256: "", ok: false, seconds: 0, path: nil,
+                cancelled: cancelled))
+    }
+
+    /// The peer sent `file-cancel`: whatever is under way stops.
+    private func peerCancelled() {
+        stopSending()
+        abortReceiving(cancelled: true, tellPeer: false)
+        for id in Array(chunked.keys) { abortChunked(id, cancelled: true) }
+    }
+
+    // MARK: JSON chunks (reference peers)
+
+    private func receiveChunk(_ chunk: ChunkMessage) {
+        guard let directory = receiveDirectory else { return }
+        if chunked[chunk.fileId] == nil {
+            guard chunk.index == 0, chunked.count < Self.maxChunkedFiles else { return }
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let name = FileMessage.safeName(
+                chunk.name ?? ChunkMessage.fallbackName(fileId: chunk.fileId, mime: chunk.mime))
+            let temporary = directory + "/.\(name).partial-\(UInt32.random(in: 0...UInt32.max))"
+            guard
+                FileManager.default.createFile(
+                    atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600]),
+                let handle = FileHandle(forWritingAtPath: temporary)
+            else { return }
+            chunked[chunk.fileId] = ChunkedIncoming(
+                name: name, handle: handle, temporaryPath: temporary, size: chunk.size)
+        }
+        guard var current = chunked[chunk.fileId] else { return }
+        // An ordered, reliable channel delivers chunks in order: a gap, or a file too large, ends it.
+        guard chunk.index == current.nextIndex, current.received + UInt64(chunk.data.count) <= maxReceiveSize,
+            (try? current.handle.write(contentsOf: Data(chunk.data))) != nil
+        else {
+            abortChunked(chunk.fileId, cancelled: false)
+            return
+        }
+        current.nextIndex += 1
+        current.received += UInt64(chunk.data.count)
+        current.digest.update(chunk.data)
+        chunked[chunk.fileId] = current
+        onProgress(Progress(name: current.name, bytes: current.received, total: current.size ?? 0, sending: false))
+        guard chunk.end else { return }
+        chunked[chunk.fileId] = nil
+        try? current.handle.close()
+        let destination = directory + "/" + current.name
+        try? FileManager.default.removeItem(atPath: destination)
+        let saved = (try? FileManager.default.moveItem(atPath: current.temporaryPath, toPath: destination)) != nil
+        let complete = current.size.map { $0 == current.received } ?? true
+        if !saved { try? FileManager.default.removeItem(atPath: current.temporaryPath) }
+        onReceived(
+            Outcome(
+                name: current.name, bytes: current.received, sha256: Sha256.hex(current.digest.finish()),
+                ok: saved && complete, seconds: seconds(since: current.started), path: saved ? destination : nil))
+    }
+
+    private func abortChunked(_ fileId: String, cancelled: Bool) {
+        guard let current = chunked.removeValue(forKey: fileId) else { return }
+        try? current.handle.close()
+        try? FileManager.default.removeItem(atPath: current.temporaryPath)
+        onReceived(
+            Outcome(
+                name: current.name, bytes: current.received, sha256: "", ok: false, seconds: 0, path: nil,
+                cancelled: cancelled))
     }
 
     private func seconds(since start: ContinuousClock.Instant) -> Double {

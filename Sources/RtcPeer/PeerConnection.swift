@@ -397,7 +397,9 @@ public actor PeerConnection {
 
     private func buildDescription(isOffer: Bool) -> SessionDescription {
         var description = SessionDescription(
-            origin: .init(sessionId: sessionId, sessionVersion: sessionVersion, address: "127.0.0.1"))
+            // The origin's user name tells a peer of this stack (the calls layer's file fast path).
+            origin: .init(
+                username: "carrier-rtc", sessionId: sessionId, sessionVersion: sessionVersion, address: "127.0.0.1"))
         description.msidSemantic = "WMS *"
         let (ufrag, pwd) = transport.ice.localCredentials
         let fingerprint = Fingerprint(algorithm: "sha-256", bytes: certificate.sha256)
@@ -665,6 +667,15 @@ public actor PeerConnection {
         transport.sendRtcp([.pli(senderSsrc: sender, mediaSsrc: mediaSsrc)])
     }
 
+    /// Seconds since the last datagram from the peer (DTLS, RTP or RTCP; libnice
+    /// keeps STUN to itself), or since the connection was made if none came.
+    /// A call with a media section hears RTCP at least once a second.
+    public func secondsSinceLastPacket() -> Double {
+        let last = transport.stats.lastReceived ?? started
+        let elapsed = ContinuousClock.now - last
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
     /// The sender's clock for an incoming stream, from its last sender report:
     /// what wallclock time an RTP timestamp stands for (RFC 3550 §6.4.1).
     public func senderClock(ssrc: UInt32) -> SenderClock? { senderClocks[ssrc] }
@@ -760,7 +771,9 @@ public actor PeerConnection {
                         packetCount: transceiver.packetsSent, octetCount: transceiver.octetsSent,
                         reports: packets.isEmpty ? Array(blocks.prefix(31)) : [])))
         }
-        if packets.isEmpty, !blocks.isEmpty, let ssrc = transceivers.first?.info.sendSsrc {
+        // With nothing sent, a receiver report (empty if nothing was received either) keeps
+        // RTCP flowing once a second: the peer knows we are alive (RFC 3550 §6.4.2).
+        if packets.isEmpty, let ssrc = transceivers.first?.info.sendSsrc {
             packets.append(.receiverReport(.init(ssrc: ssrc, reports: Array(blocks.prefix(31)))))
         }
         if !packets.isEmpty { transport.sendRtcp(packets) }

@@ -30,6 +30,7 @@ final class SecureTransport: @unchecked Sendable {
         var packetsReceived: UInt64 = 0
         var srtpDropped: UInt64 = 0
         var simulatedDrops: UInt64 = 0
+        var lastReceived: ContinuousClock.Instant?
     }
 
     let ice: IceAgent
@@ -136,6 +137,7 @@ final class SecureTransport: @unchecked Sendable {
         countersLock.withLock {
             counters.bytesReceived += UInt64(datagram.count)
             counters.packetsReceived += 1
+            counters.lastReceived = .now
         }
         switch PacketClass(datagram) {
         case .dtls: receiveDtls(datagram)

@@ -1,0 +1,67 @@
+import Foundation
+
+/// What a call is and where it stands, as the application sees it.
+public struct Call: Sendable, Equatable, Identifiable {
+    public enum Direction: String, Sendable, Codable { case outgoing, incoming }
+
+    /// The reference's state names where they fit (peer-webrtc's CallEngine).
+    public enum State: String, Sendable, Codable {
+        /// Outgoing: the offer is out, no reply yet. Incoming: waiting for the application's decision.
+        case ringing
+        /// Outgoing: the callee said it is ringing (`event: ringing`).
+        case remoteRinging
+        /// Answer and accept exchanged; the transport is coming up.
+        case connecting
+        case connected
+        /// The transport stopped carrying packets; the call ends if it does not recover in a grace period.
+        case disconnected
+        case ended
+    }
+
+    public enum EndReason: String, Sendable, Codable {
+        /// We hung up.
+        case hangUp
+        /// The peer hung up (bye with reason normal, or another reason we do not know).
+        case remoteHangUp
+        /// The callee declined (bye `declined`, or action `reject`); or we declined an incoming call.
+        case declined
+        /// The callee was busy; or we answered busy.
+        case busy
+        /// Nobody answered within the ringing timeout.
+        case noAnswer
+        /// The transport failed or stayed silent past the grace period.
+        case failed
+        /// Both sides called each other at once and this call lost (the other one goes on).
+        case glare
+        /// Something local went wrong (an SDP we could not apply, a signal not delivered).
+        case error
+    }
+
+    public let id: String
+    /// The peer's user id.
+    public let peer: String
+    public let direction: Direction
+    public var options: [RtcSignal.MediaOption]
+    public var state: State
+    public var startDate: Date
+    public var connectedDate: Date?
+    public var endDate: Date?
+    public var endReason: EndReason?
+
+    public init(
+        id: String, peer: String, direction: Direction, options: [RtcSignal.MediaOption], startDate: Date = Date()
+    ) {
+        self.id = id
+        self.peer = peer
+        self.direction = direction
+        self.options = options
+        self.state = .ringing
+        self.startDate = startDate
+    }
+
+    /// Seconds connected so far (or in all, once ended); 0 if it never connected.
+    public var duration: Double {
+        guard let connectedDate else { return 0 }
+        return (endDate ?? Date()).timeIntervalSince(connectedDate)
+    }
+}

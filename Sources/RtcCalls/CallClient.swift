@@ -1,0 +1,247 @@
+import Foundation
+import RtcFileTransfer
+import RtcMedia
+import RtcPeer
+
+/// Places and answers calls over one signaling provider, several at once (a
+/// bot answering many friends). The call API of the reference SDK: make a
+/// call, end it, decide on incoming calls (accept, reject, busy), follow
+/// their state on `events()`.
+public actor CallClient {
+    public struct Configuration: Sendable {
+        /// The peer connections' configuration; the provider's ICE servers are added to it.
+        public var peer: PeerConfiguration
+        public var timeouts: CallMachine.Timeouts
+        /// Answer `event: ringing` to incoming offers (peer-webrtc's shouldConfirmRinging).
+        public var confirmRinging: Bool
+        /// Who may call: signals from anyone else are dropped. The Carrier
+        /// provider delivers only friends' invites; this is a second check.
+        public var mayCall: @Sendable (String) async -> Bool
+
+        public init(
+            peer: PeerConfiguration = PeerConfiguration(), timeouts: CallMachine.Timeouts = .init(),
+            confirmRinging: Bool = true, mayCall: @escaping @Sendable (String) async -> Bool = { _ in true }
+        ) {
+            self.peer = peer
+            self.timeouts = timeouts
+            self.confirmRinging = confirmRinging
+            self.mayCall = mayCall
+        }
+    }
+
+    private let provider: any SignalingProvider
+    private let configuration: Configuration
+    private var sessions: [String: CallSession] = [:]
+    private var subscribers: [UInt64: AsyncStream<CallEvent>.Continuation] = [:]
+    private var nextSubscriber: UInt64 = 0
+    private var listener: Task<Void, Never>?
+    /// Signals for calls not known yet (a candidate overtaking its offer), kept briefly.
+    private var early: [String: [RtcSignal]] = [:]
+    private var finished: [String: Call] = [:]
+    private let clock = ContinuousClock.now
+
+    public init(provider: any SignalingProvider, configuration: Configuration = Configuration()) {
+        self.provider = provider
+        self.configuration = configuration
+    }
+
+    /// Starts listening to the provider; call once before anything else.
+    public func start() async {
+        guard listener == nil else { return }
+        let inputs = await provider.inputs()
+        listener = Task { [weak self] in
+            for await input in inputs { await self?.receive(input) }
+        }
+    }
+
+    /// Ends every call and stops listening.
+    public func stop() async {
+        for session in sessions.values { session.post(.hangUp) }
+        listener?.cancel()
+        listener = nil
+    }
+
+    public func events() -> AsyncStream<CallEvent> {
+        let (stream, continuation) = AsyncStream<CallEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        let id = nextSubscriber
+        nextSubscriber += 1
+        subscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.unsubscribe(id) } }
+        return stream
+    }
+
+    private func unsubscribe(_ id: UInt64) { subscribers[id] = nil }
+
+    private func emit(_ event: CallEvent) {
+        if case .ended(let call) = event {
+            finished[call.id.lowercased()] = call
+            sessions[call.id.lowercased()] = nil
+        }
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    // MARK: Calls
+
+    /// Calls a peer. Audio is always offered (every call has an audio section,
+    /// whose RTCP also tells that the peer is alive); add `.video` and `.data`.
+    public func makeCall(to peer: String, options: [RtcSignal.MediaOption] = [.audio], media: CallMedia = CallMedia())
+        async throws -> Call
+    {
+        guard await configuration.mayCall(peer) else { throw CallError.notAFriend(peer) }
+        var options = options
+        if !options.contains(.audio) { options.insert(.audio, at: 0) }
+        let call = Call(id: UUID().uuidString.lowercased(), peer: peer, direction: .outgoing, options: options)
+        let connection = try await makePeerConnection()
+        await connection.addTransceiver(.audio, direction: media.audio != nil ? .sendrecv : .recvonly)
+        if options.contains(.video) {
+            await connection.addTransceiver(.video, direction: media.video != nil ? .sendrecv : .recvonly)
+        }
+        let (machine, outputs) = CallMachine.outgoing(now: 0, timeouts: configuration.timeouts)
+        let session = makeSession(call, machine: machine, connection: connection, media: media)
+        sessions[call.id] = session
+        await session.start(outputs)
+        return call
+    }
+
+    /// Accepts an incoming call with what to send and where to record.
+    public func accept(_ callId: String, media: CallMedia = CallMedia()) async throws {
+        let session = try session(callId)
+        await session.setMedia(media)
+        session.post(.accept)
+    }
+
+    public func reject(_ callId: String) throws { try session(callId).post(.reject) }
+
+    public func busy(_ callId: String) throws { try session(callId).post(.busy) }
+
+    /// Hangs up (or cancels an outgoing call that is still ringing).
+    public func endCall(_ callId: String) throws { try session(callId).post(.hangUp) }
+
+    public func call(_ callId: String) async -> Call? {
+        if let session = sessions[callId.lowercased()] { return await session.call }
+        return finished[callId.lowercased()]
+    }
+
+    public var activeCalls: [String] { Array(sessions.keys) }
+
+    /// Mutes or unmutes what we send of one kind.
+    public func setMuted(_ muted: Bool, kind: MediaKind, callId: String) async throws {
+        try await session(callId).setMuted(muted, kind: kind)
+    }
+
+    /// Plays another file from now on (same kind).
+    public func replaceSource(_ path: String, kind: MediaKind, callId: String) async throws {
+        try await session(callId).replaceSource(path, kind: kind)
+    }
+
+    public func sendFile(_ path: String, callId: String) async throws -> FileTransferEndpoint.Outcome {
+        try await session(callId).sendFile(path)
+    }
+
+    public func cancelFiles(callId: String) async throws { try await session(callId).cancelFiles() }
+
+    /// Media statistics of a call (while it runs, or its last ones).
+    public func mediaStats(_ callId: String) async throws -> CallMediaStats {
+        let session = try session(callId)
+        let (sent, received) = await session.mediaStats()
+        return CallMediaStats(sent: sent, received: received, setupMs: await session.setupMs)
+    }
+
+    private var endedSessions: [String: CallSession] = [:]
+
+    private func session(_ callId: String) throws -> CallSession {
+        let key = callId.lowercased()
+        guard let session = sessions[key] ?? endedSessions[key] else { throw CallError.noSuchCall(callId) }
+        return session
+    }
+
+    private func makePeerConnection() async throws -> PeerConnection {
+        var peerConfiguration = configuration.peer
+        peerConfiguration.iceServers += await provider.iceServers()
+        return try PeerConnection(configuration: peerConfiguration)
+    }
+
+    private func makeSession(_ call: Call, machine: CallMachine, connection: PeerConnection, media: CallMedia)
+        -> CallSession
+    {
+        let session = CallSession(
+            call: call, machine: machine, peer: connection, provider: provider, media: media,
+            report: { [weak self] event in Task { await self?.emit(event) } })
+        endedSessions[call.id.lowercased()] = session
+        return session
+    }
+
+    // MARK: Incoming signals
+
+    private func receive(_ input: SignalingInput) async {
+        switch input {
+        case .undecodable(let error, let from):
+            emit(.badSignal(from: from, error: error))
+        case .undelivered(let signal, let peer, _):
+            guard let id = signal.callId?.lowercased(), let session = sessions[id], session.peerId == peer else {
+                return
+            }
+            session.post(.undeliverable)
+        case .signal(let signal, let from):
+            guard await configuration.mayCall(from) else { return }  // only friends
+            await route(signal, from: from)
+        }
+    }
+
+    private func route(_ signal: RtcSignal, from peer: String) async {
+        // Old peers send no callId: such a signal belongs to the one call with that peer.
+        let id =
+            signal.callId?.lowercased()
+            ?? sessions.first(where: { $0.value.peerId == peer })?.key ?? "legacy-\(peer)"
+        if let session = sessions[id] {
+            guard session.peerId == peer else { return }  // someone else's call id: ignored
+            session.post(.remote(signal))
+            return
+        }
+        guard signal.type == .offer, let sdp = signal.sdp else {
+            // A signal before its offer: keep a few, briefly; a stray one for a finished call is dropped.
+            guard finished[id] == nil, signal.type == .candidate else { return }
+            early[id, default: []].append(signal)
+            if early[id]!.count > 32 { early[id]!.removeFirst() }
+            if early.count > 64, let oldest = early.keys.first { early[oldest] = nil }
+            return
+        }
+        guard finished[id] == nil else { return }  // an old offer replayed
+        if let outgoing = await glareLoser(peer: peer, incomingId: id) {
+            // Both called at once: the call with the greater id goes on, on both sides.
+            if outgoing == id { return }  // ours wins: the peer drops its offer likewise
+        }
+        let options = signal.options ?? [.audio]
+        let call = Call(id: id, peer: peer, direction: .incoming, options: options)
+        let connection: PeerConnection
+        do { connection = try await makePeerConnection() } catch { return }
+        let (machine, outputs) = CallMachine.incoming(offer: sdp, now: 0, timeouts: configuration.timeouts)
+        let session = makeSession(call, machine: machine, connection: connection, media: CallMedia())
+        sessions[id] = session
+        await session.start(outputs)
+        if configuration.confirmRinging {
+            try? await provider.send(RtcSignal(type: .event, callId: signal.callId, event: .ringing), to: peer)
+        }
+        for early in early.removeValue(forKey: id) ?? [] { session.post(.remote(early)) }
+    }
+
+    /// Glare: an offer from a peer we are calling ourselves, neither answered.
+    /// Returns the id of the call that survives, ending ours if it loses.
+    private func glareLoser(peer: String, incomingId: String) async -> String? {
+        for (id, session) in sessions where session.peerId == peer {
+            let call = await session.call
+            guard call.direction == .outgoing, call.state == .ringing || call.state == .remoteRinging else { continue }
+            if id > incomingId { return id }
+            session.post(.lostGlare)
+            return incomingId
+        }
+        return nil
+    }
+}
+
+/// Media statistics of one call.
+public struct CallMediaStats: Sendable {
+    public var sent: [MediaSender.Stats]
+    public var received: [MediaReceiver.Stats]
+    public var setupMs: Double?
+}

@@ -1,0 +1,14 @@
+import RtcFileTransfer
+
+/// What a call client reports (on `CallClient.events()`).
+public enum CallEvent: Sendable {
+    /// A friend calls: decide with `accept`, `reject` or `busy` (unless the client answers by itself).
+    case incoming(Call)
+    case stateChanged(Call)
+    /// The call is over (`call.endReason` says why); exactly once per call.
+    case ended(Call)
+    /// A peer sent something that is not a signal; it was dropped.
+    case badSignal(from: String, error: SignalError)
+    case fileProgress(callId: String, FileTransferEndpoint.Progress)
+    case fileReceived(callId: String, FileTransferEndpoint.Outcome)
+}

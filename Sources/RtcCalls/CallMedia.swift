@@ -1,0 +1,29 @@
+import RtcMedia
+
+/// What a call sends and where it records, chosen per call.
+public struct CallMedia: Sendable, Equatable {
+    /// Audio to send (.wav or .opus/.ogg); nil sends none (the section still receives).
+    public var audio: String?
+    /// Video to send (.y4m or .ivf).
+    public var video: String?
+    /// Play the files again at their end.
+    public var loop: Bool
+    /// Record what the peer sends into this directory (one file per track, named by kind).
+    public var recordDirectory: String?
+    public var recordFormats: Set<MediaReceiver.RecordFormat>
+    /// Where files the peer sends over the data channel are saved (nil refuses them).
+    public var receiveDirectory: String?
+
+    public init(
+        audio: String? = nil, video: String? = nil, loop: Bool = false, recordDirectory: String? = nil,
+        recordFormats: Set<MediaReceiver.RecordFormat> = MediaReceiver.RecordFormat.all,
+        receiveDirectory: String? = nil
+    ) {
+        self.audio = audio
+        self.video = video
+        self.loop = loop
+        self.recordDirectory = recordDirectory
+        self.recordFormats = recordFormats
+        self.receiveDirectory = receiveDirectory
+    }
+}

@@ -1,0 +1,308 @@
+import Foundation
+import RtcFileTransfer
+import RtcMedia
+import RtcPeer
+import RtcSCTP
+
+/// One call: its state machine, its peer connection, its media and data
+/// channel. Inputs are handled one at a time, in order, on this actor; the
+/// machine's outputs are carried out before the next input is taken.
+actor CallSession {
+    nonisolated let id: String
+    nonisolated let peerId: String
+    private(set) var call: Call
+    private var machine: CallMachine
+    private let peer: PeerConnection
+    private let provider: any SignalingProvider
+    private var media: CallMedia
+    private let report: @Sendable (CallEvent) -> Void
+    private let inputs: AsyncStream<CallMachine.Input>.Continuation
+    private let inputStream: AsyncStream<CallMachine.Input>
+    private var tasks: [Task<Void, Never>] = []
+    private var senders: [MediaSender] = []
+    private var receivers: [MediaReceiver] = []
+    private var receiverStats: [MediaReceiver.Stats] = []
+    private var senderStats: [MediaSender.Stats] = []
+    private let recordingClock = RecordingClock()
+    private var endpoint: FileTransferEndpoint?
+    private var channelWaiters: [CheckedContinuation<FileTransferEndpoint?, Never>] = []
+    private let started = ContinuousClock.now
+    private var setupStarted = ContinuousClock.now
+    private(set) var setupMs: Double?
+    private var remoteIsThisStack = false
+    /// Seconds without a packet after which a connected call counts as disconnected.
+    static let silenceLimit = 3.0
+
+    init(
+        call: Call, machine: CallMachine, peer: PeerConnection, provider: any SignalingProvider, media: CallMedia,
+        report: @escaping @Sendable (CallEvent) -> Void
+    ) {
+        id = call.id
+        peerId = call.peer
+        self.call = call
+        self.machine = machine
+        self.peer = peer
+        self.provider = provider
+        self.media = media
+        self.report = report
+        (inputStream, inputs) = AsyncStream<CallMachine.Input>.makeStream()
+    }
+
+    /// Queues an input; inputs are handled in order.
+    nonisolated func post(_ input: CallMachine.Input) { inputs.yield(input) }
+
+    /// Starts the session: listens to the transport, ticks the timers, carries out the first outputs.
+    func start(_ outputs: [CallMachine.Output]) async {
+        // Subscribe first (the offer's candidates must not be missed), act, then take inputs.
+        let events = await peer.events()
+        if call.direction == .outgoing, call.options.contains(.data) {
+            attach(await peer.createDataChannel(.init(label: "data")))
+        }
+        await perform(outputs)
+        let stream = inputStream
+        tasks.append(Task { [weak self] in for await input in stream { await self?.handle(input) } })
+        tasks.append(Task { [weak self] in for await event in events { await self?.peerEvent(event) } })
+        tasks.append(
+            Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(250))
+                    await self?.watch()
+                }
+            })
+    }
+
+    /// The application's media choice for an incoming call, before accepting it.
+    func setMedia(_ media: CallMedia) { self.media = media }
+
+    private func now() -> Double {
+        let elapsed = ContinuousClock.now - started
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    private func handle(_ input: CallMachine.Input) async {
+        await perform(machine.handle(input, now: now()))
+    }
+
+    private func perform(_ outputs: [CallMachine.Output]) async {
+        for output in outputs { await perform(output) }
+    }
+
+    private func perform(_ output: CallMachine.Output) async {
+        do {
+            switch output {
+            case .sendOffer:
+                setupStarted = .now
+                let offer = try await peer.createOffer()
+                try await peer.setLocalDescription(offer)
+                await send(RtcSignal(type: .offer, sdp: offer, options: call.options))
+            case .answer(let offer):
+                setupStarted = .now
+                try await applyRemoteOffer(offer)
+                await send(RtcSignal(type: .action, action: .accept))
+            case .renegotiate(let offer):
+                try await applyRemoteOffer(offer)
+            case .applyAnswer(let sdp):
+                remoteIsThisStack = Self.isThisStack(sdp)
+                try await peer.setRemoteDescription(sdp)
+            case .addCandidates(let candidates):
+                for candidate in candidates { try? await peer.addIceCandidate(candidate.sdp) }
+            case .send(let signal):
+                await send(signal)
+            case .askApplication:
+                report(.incoming(call))
+            case .startMedia:
+                await startMedia()
+            case .close:
+                await close()
+            case .stateChanged(let state):
+                call.state = state
+                if state == .connected, call.connectedDate == nil {
+                    call.connectedDate = Date()
+                    setupMs = (ContinuousClock.now - setupStarted).milliseconds
+                }
+                if state == .ended {
+                    call.endDate = Date()
+                    call.endReason = machine.endReason
+                    report(.ended(call))
+                } else {
+                    report(.stateChanged(call))
+                }
+            }
+        } catch {
+            // An SDP we cannot use: the call cannot go on.
+            post(.hangUp)
+        }
+    }
+
+    private func applyRemoteOffer(_ offer: String) async throws {
+        remoteIsThisStack = Self.isThisStack(offer)
+        try await peer.setRemoteDescription(offer)
+        for info in await peer.transceiverInfos {
+            let file = info.kind == .audio ? media.audio : media.video
+            if file == nil { await peer.setDirection(.recvonly, mid: info.mid) }
+        }
+        let answer = try await peer.createAnswer()
+        try await peer.setLocalDescription(answer)
+        await send(RtcSignal(type: .answer, sdp: answer))
+    }
+
+    /// Our SDP names its origin `carrier-rtc`: the binary file fast path needs this stack at both ends.
+    static func isThisStack(_ sdp: String) -> Bool {
+        sdp.hasPrefix("v=0\r\no=carrier-rtc ") || sdp.contains("\no=carrier-rtc ")
+    }
+
+    private func send(_ signal: RtcSignal) async {
+        var signal = signal
+        signal.callId = id
+        do { try await provider.send(signal, to: peerId) } catch {
+            post(.undeliverable)
+        }
+    }
+
+    private func peerEvent(_ event: PeerEvent) async {
+        switch event {
+        case .localCandidate(let candidate, let mid, let index):
+            await send(
+                RtcSignal(type: .candidate, candidates: [.init(sdp: candidate, sdpMLineIndex: index, sdpMid: mid)]))
+        case .connectionStateChanged(let state):
+            switch state {
+            case .connected: post(.transportConnected)
+            case .disconnected: post(.transportDisconnected)
+            case .failed: post(.transportFailed)
+            default: break
+            }
+        case .track(let mid, let kind):
+            await startReceiving(mid: mid, kind: kind)
+        case .dataChannel(let channel):
+            attach(channel)
+        default:
+            break
+        }
+    }
+
+    /// Timers, and silence: a connected call that hears nothing is disconnected.
+    private func watch() async {
+        post(.tick)
+        guard call.state == .connected || call.state == .disconnected else { return }
+        let silent = await peer.secondsSinceLastPacket() > Self.silenceLimit
+        if silent, call.state == .connected { post(.transportDisconnected) }
+        if !silent, call.state == .disconnected, await peer.connectionState == .connected { post(.transportConnected) }
+    }
+
+    // MARK: Media
+
+    private func startMedia() async {
+        for info in await peer.transceiverInfos where info.direction == .sendrecv || info.direction == .sendonly {
+            guard let path = info.kind == .audio ? media.audio : media.video,
+                let source = try? MediaSources.open(path)
+            else { continue }
+            let sender = MediaSender(peer: peer, mid: info.mid, source: source, loop: media.loop)
+            senders.append(sender)
+            await sender.start()
+        }
+    }
+
+    private func startReceiving(mid: String, kind: MediaKind) async {
+        guard !receivers.contains(where: { $0.mid == mid }) else { return }
+        var recording: MediaReceiver.Recording?
+        if let directory = media.recordDirectory {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let name = receivers.contains { $0.kind == kind } ? "\(kind.rawValue)-\(mid)" : kind.rawValue
+            recording = .init(directory: directory, name: name, clock: recordingClock, formats: media.recordFormats)
+        }
+        let receiver = MediaReceiver(peer: peer, mid: mid, kind: kind, recording: recording)
+        receivers.append(receiver)
+        await receiver.start()
+    }
+
+    func setMuted(_ muted: Bool, kind: MediaKind) async {
+        for sender in senders where sender.kind == kind { await sender.setMuted(muted) }
+    }
+
+    func replaceSource(_ path: String, kind: MediaKind) async throws {
+        let source = try MediaSources.open(path)
+        for sender in senders where sender.kind == kind { try await sender.replaceSource(source) }
+    }
+
+    func mediaStats() async -> (sent: [MediaSender.Stats], received: [MediaReceiver.Stats]) {
+        if call.state == .ended { return (senderStats, receiverStats) }
+        var sent: [MediaSender.Stats] = []
+        for sender in senders { sent.append(await sender.currentStats()) }
+        var received: [MediaReceiver.Stats] = []
+        for receiver in receivers { received.append(await receiver.currentStats()) }
+        return (sent, received)
+    }
+
+    // MARK: Data channel and files
+
+    private func attach(_ channel: DataChannel) {
+        guard endpoint == nil else { return }
+        let callId = id
+        let report = report
+        let endpoint = FileTransferEndpoint(
+            channel: channel, receiveDirectory: media.receiveDirectory,
+            onProgress: { report(.fileProgress(callId: callId, $0)) },
+            onReceived: { report(.fileReceived(callId: callId, $0)) })
+        self.endpoint = endpoint
+        Task { await endpoint.start() }
+        let waiters = channelWaiters
+        channelWaiters = []
+        for waiter in waiters { waiter.resume(returning: endpoint) }
+    }
+
+    /// Sends a file on the call's data channel once it is open: the binary fast
+    /// path when the peer is this stack, the reference peers' JSON chunks otherwise.
+    func sendFile(_ path: String) async throws -> FileTransferEndpoint.Outcome {
+        var endpoint = self.endpoint
+        if endpoint == nil, call.state != .ended {
+            endpoint = await withCheckedContinuation { channelWaiters.append($0) }
+        }
+        guard let endpoint, await endpoint.waitUntilOpen() else { throw CallError.noDataChannel }
+        return remoteIsThisStack
+            ? try await endpoint.send(path: path) : try await endpoint.sendChunked(path: path)
+    }
+
+    func cancelFiles() async { await endpoint?.cancel() }
+
+    // MARK: Close
+
+    private func close() async {
+        for sender in senders {
+            await sender.stop()
+            senderStats.append(await sender.currentStats())
+        }
+        for receiver in receivers { receiverStats.append(await receiver.stop()) }
+        senders = []
+        receivers = []
+        await endpoint?.cancel()
+        await peer.close()
+        let waiters = channelWaiters
+        channelWaiters = []
+        for waiter in waiters { waiter.resume(returning: nil) }
+        for task in tasks { task.cancel() }
+        inputs.finish()
+    }
+}
+
+public enum CallError: Error, Equatable, Sendable, CustomStringConvertible {
+    case noSuchCall(String)
+    case noDataChannel
+    case notAFriend(String)
+    case signaling(String)
+
+    public var description: String {
+        switch self {
+        case .noSuchCall(let id): "no call \(id)"
+        case .noDataChannel: "the call has no open data channel (call with the data option)"
+        case .notAFriend(let peer): "\(peer) is not a friend: only friends can be called"
+        case .signaling(let why): why
+        }
+    }
+}
+
+extension Duration {
+    var milliseconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+    }
+}

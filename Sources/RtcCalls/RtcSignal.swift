@@ -1,0 +1,132 @@
+import Foundation
+
+/// One call signal, the JSON object the reference peers exchange (carrier wire
+/// notes §7): `type`, `sdp`, `candidates`, `reason`, `options`, `action`,
+/// `callId`, `event`. Decoding accepts what real peers send: Android's
+/// `removal-candidates`, a numeric bye reason, a callId in any letter case, a
+/// trailing NUL, unknown fields.
+public struct RtcSignal: Codable, Sendable, Equatable {
+    public enum SignalType: String, Codable, Sendable {
+        case offer, answer, candidate
+        case removeCandidates = "remove-candidates"
+        case prAnswer, bye, action, event
+    }
+
+    public struct Candidate: Codable, Sendable, Equatable {
+        public var sdp: String
+        public var sdpMLineIndex: Int
+        public var sdpMid: String?
+
+        public init(sdp: String, sdpMLineIndex: Int, sdpMid: String?) {
+            self.sdp = sdp
+            self.sdpMLineIndex = sdpMLineIndex
+            self.sdpMid = sdpMid
+        }
+    }
+
+    public enum Action: String, Codable, Sendable { case accept, reject }
+    public enum Event: String, Codable, Sendable { case ringing, online, connectToRoom }
+
+    /// Why a call ended (bye `reason`). iOS and web send strings; Android sends
+    /// -1 (reject), 0 (normal) or 1 (error), mapped here to declined, normal, error.
+    public enum Reason: String, Codable, Sendable {
+        case normal, declined, busy, close, unknown, error, timeout, failed
+    }
+
+    public enum MediaOption: String, Codable, Sendable { case audio, video, data }
+
+    public var type: SignalType
+    public var sdp: String?
+    public var candidates: [Candidate]?
+    public var reason: Reason?
+    public var options: [MediaOption]?
+    public var action: Action?
+    public var callId: String?
+    public var event: Event?
+
+    public init(
+        type: SignalType, sdp: String? = nil, candidates: [Candidate]? = nil, reason: Reason? = nil,
+        options: [MediaOption]? = nil, action: Action? = nil, callId: String? = nil, event: Event? = nil
+    ) {
+        self.type = type
+        self.sdp = sdp
+        self.candidates = candidates
+        self.reason = reason
+        self.options = options
+        self.action = action
+        self.callId = callId
+        self.event = event
+    }
+
+    enum CodingKeys: String, CodingKey { case type, sdp, candidates, reason, options, action, callId, event }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let typeName = try container.decode(String.self, forKey: .type)
+        guard let type = SignalType(rawValue: typeName == "removal-candidates" ? "remove-candidates" : typeName)
+        else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .type, in: container, debugDescription: "unknown signal type \(typeName)")
+        }
+        self.type = type
+        sdp = try container.decodeIfPresent(String.self, forKey: .sdp)
+        candidates = try container.decodeIfPresent([Candidate].self, forKey: .candidates)
+        if let number = try? container.decodeIfPresent(Int.self, forKey: .reason) {
+            reason = number < 0 ? .declined : number == 0 ? .normal : .error
+        } else if let text = try? container.decodeIfPresent(String.self, forKey: .reason) {
+            reason = Reason(rawValue: text) ?? .unknown
+        }
+        // Unknown option names are skipped, not fatal.
+        options = (try? container.decodeIfPresent([String].self, forKey: .options))?.compactMap(MediaOption.init)
+        action = (try? container.decodeIfPresent(String.self, forKey: .action)).flatMap { $0.flatMap(Action.init) }
+        callId = try container.decodeIfPresent(String.self, forKey: .callId)
+        event = (try? container.decodeIfPresent(String.self, forKey: .event)).flatMap { $0.flatMap(Event.init) }
+    }
+
+    /// The callId compared without letter case (the native Beagle app echoes it upper-case).
+    public func sameCall(_ id: String) -> Bool { callId?.lowercased() == id.lowercased() }
+
+    /// Decodes one signal from the bytes of an invite or a line; a trailing NUL
+    /// (native bindings add one) and surrounding whitespace are ignored.
+    public static func decode(_ bytes: [UInt8]) throws(SignalError) -> RtcSignal {
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 0 || bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
+        guard end > 0 else { throw .undecodable("empty signal") }
+        do { return try JSONDecoder().decode(RtcSignal.self, from: Data(bytes[0..<end])) } catch {
+            throw .undecodable("not an RtcSignal: \(Self.describe(error))")
+        }
+    }
+
+    public func encoded() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? Array(encoder.encode(self))) ?? []
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
+            DecodingError.valueNotFound(_, let context):
+            return context.debugDescription
+        case DecodingError.keyNotFound(let key, _):
+            return "no \(key.stringValue) field"
+        default:
+            return "\(error)"
+        }
+    }
+}
+
+public enum SignalError: Error, Equatable, Sendable, CustomStringConvertible {
+    case undecodable(String)
+    case tooLarge(Int)
+    case notDelivered(String)
+
+    public var description: String {
+        switch self {
+        case .undecodable(let why): "signal: \(why)"
+        case .tooLarge(let size):
+            "signal: \(size) bytes does not fit an 8 KB invite, even without candidates in the SDP"
+        case .notDelivered(let why): "signal not delivered: \(why)"
+        }
+    }
+}
