@@ -17,6 +17,8 @@ public actor CallClient {
         /// Who may call: signals from anyone else are dropped. The Carrier
         /// provider delivers only friends' invites; this is a second check.
         public var mayCall: @Sendable (String) async -> Bool
+        /// Send files in the binary protocol when the peer is this stack (off: always JSON chunks).
+        public var fileFastPath = true
 
         public init(
             peer: PeerConfiguration = PeerConfiguration(), timeouts: CallMachine.Timeouts = .init(),
@@ -90,7 +92,20 @@ public actor CallClient {
         guard await configuration.mayCall(peer) else { throw CallError.notAFriend(peer) }
         var options = options
         if !options.contains(.audio) { options.insert(.audio, at: 0) }
-        let call = Call(id: UUID().uuidString.lowercased(), peer: peer, direction: .outgoing, options: options)
+        var call = Call(id: UUID().uuidString.lowercased(), peer: peer, direction: .outgoing, options: options)
+        // The peer's call reached us first and nobody answered it yet: glare, decided as for offers.
+        for (id, session) in sessions where session.peerId == peer {
+            let existing = await session.call
+            guard existing.direction == .incoming, existing.state == .ringing else { continue }
+            if id > call.id {
+                call.state = .ended
+                call.endReason = .glare
+                call.endDate = Date()
+                emit(.ended(call))
+                return call
+            }
+            session.post(.lostGlare)  // our offer ends their outgoing call on their side
+        }
         let connection = try await makePeerConnection()
         await connection.addTransceiver(.audio, direction: media.audio != nil ? .sendrecv : .recvonly)
         if options.contains(.video) {
@@ -166,7 +181,7 @@ public actor CallClient {
     {
         let session = CallSession(
             call: call, machine: machine, peer: connection, provider: provider, media: media,
-            report: { [weak self] event in Task { await self?.emit(event) } })
+            fileFastPath: configuration.fileFastPath, report: { [weak self] event in Task { await self?.emit(event) } })
         endedSessions[call.id.lowercased()] = session
         return session
     }
@@ -207,10 +222,10 @@ public actor CallClient {
             return
         }
         guard finished[id] == nil else { return }  // an old offer replayed
-        if let outgoing = await glareLoser(peer: peer, incomingId: id) {
-            // Both called at once: the call with the greater id goes on, on both sides.
-            if outgoing == id { return }  // ours wins: the peer drops its offer likewise
-        }
+        // Both called at once: the call with the greater id goes on, on both sides.
+        // Ours wins: the peer drops its own call when our offer reaches it (here in
+        // `route`, or in `makeCall` if ours arrived before it placed its call).
+        if let survivor = await resolveGlare(peer: peer, incomingId: id), survivor != id { return }
         let options = signal.options ?? [.audio]
         let call = Call(id: id, peer: peer, direction: .incoming, options: options)
         let connection: PeerConnection
@@ -227,7 +242,7 @@ public actor CallClient {
 
     /// Glare: an offer from a peer we are calling ourselves, neither answered.
     /// Returns the id of the call that survives, ending ours if it loses.
-    private func glareLoser(peer: String, incomingId: String) async -> String? {
+    private func resolveGlare(peer: String, incomingId: String) async -> String? {
         for (id, session) in sessions where session.peerId == peer {
             let call = await session.call
             guard call.direction == .outgoing, call.state == .ringing || call.state == .remoteRinging else { continue }

@@ -8,7 +8,8 @@
 /// Either side: bye ends the call; an offer for the same call is a renegotiation.
 public struct CallMachine: Sendable {
     public struct Timeouts: Sendable, Equatable {
-        /// Outgoing: no answer within this ends the call (noAnswer). Incoming: no decision within it, too.
+        /// Outgoing: no answer within this ends the call (noAnswer). Incoming: no decision
+        /// within it (and 2 s more, so that the caller's timeout decides) ends it too.
         public var ringing: Double = 45
         /// Disconnected (or failed) longer than this ends the call (failed).
         public var disconnectGrace: Double = 3
@@ -87,7 +88,8 @@ public struct CallMachine: Sendable {
         self.direction = direction
         self.timeouts = timeouts
         self.now = now
-        ringingDeadline = now + timeouts.ringing
+        // The caller's timeout decides; the callee's is a backstop a little later.
+        ringingDeadline = now + timeouts.ringing + (direction == .incoming ? 2 : 0)
     }
 
     public var isEnded: Bool { state == .ended }

@@ -30,13 +30,16 @@ actor CallSession {
     private var setupStarted = ContinuousClock.now
     private(set) var setupMs: Double?
     private var remoteIsThisStack = false
+    /// Off: files go as JSON chunks even to this stack (to test what reference peers get).
+    private let fileFastPath: Bool
     /// Seconds without a packet after which a connected call counts as disconnected.
     static let silenceLimit = 3.0
 
     init(
         call: Call, machine: CallMachine, peer: PeerConnection, provider: any SignalingProvider, media: CallMedia,
-        report: @escaping @Sendable (CallEvent) -> Void
+        fileFastPath: Bool = true, report: @escaping @Sendable (CallEvent) -> Void
     ) {
+        self.fileFastPath = fileFastPath
         id = call.id
         peerId = call.peer
         self.call = call
@@ -169,6 +172,7 @@ actor CallSession {
             case .connected: post(.transportConnected)
             case .disconnected: post(.transportDisconnected)
             case .failed: post(.transportFailed)
+            case .closed where call.state != .ended: post(.transportFailed)  // the peer closed DTLS without a bye
             default: break
             }
         case .track(let mid, let kind):
@@ -258,7 +262,7 @@ actor CallSession {
             endpoint = await withCheckedContinuation { channelWaiters.append($0) }
         }
         guard let endpoint, await endpoint.waitUntilOpen() else { throw CallError.noDataChannel }
-        return remoteIsThisStack
+        return remoteIsThisStack && fileFastPath
             ? try await endpoint.send(path: path) : try await endpoint.sendChunked(path: path)
     }
 

@@ -65,3 +65,136 @@ import Testing
         #expect(await pair.alice.call(call.id)?.state == .ended)
     }
 }
+
+extension CallClientTests {
+    static func ended(_ events: AsyncStream<CallEvent>, within: Duration = .seconds(15)) async -> Call? {
+        await next(events, within: within) { if case .ended(let c) = $0 { c } else { nil } }
+    }
+
+    static func incoming(_ events: AsyncStream<CallEvent>) async -> Call? {
+        await next(events) { if case .incoming(let c) = $0 { c } else { nil } }
+    }
+
+    @Test func rejectedAndBusyCallsEndWithTheCalleesReason() async throws {
+        let pair = await Pair()
+        let aliceEvents = await pair.alice.events()
+        let bobEvents = await pair.bob.events()
+        let first = try await pair.alice.makeCall(to: "bob")
+        try await pair.bob.reject(try #require(await Self.incoming(bobEvents)).id)
+        let declined = await Self.ended(aliceEvents)
+        #expect(declined?.id == first.id && declined?.endReason == .declined)
+        // The callee said it was ringing first (confirmRinging).
+        #expect(pair.bobSignals.sent.contains { $0.type == .event && $0.event == .ringing })
+
+        let second = try await pair.alice.makeCall(to: "bob")
+        try await pair.bob.busy(try #require(await Self.incoming(bobEvents)).id)
+        let busy = await Self.ended(aliceEvents)
+        #expect(busy?.id == second.id && busy?.endReason == .busy)
+    }
+
+    @Test func anUnansweredCallTimesOutOnBothSides() async throws {
+        let pair = await Pair(timeouts: .init(ringing: 1, disconnectGrace: 3))
+        let aliceEvents = await pair.alice.events()
+        let bobEvents = await pair.bob.events()
+        _ = try await pair.alice.makeCall(to: "bob")
+        #expect(await Self.incoming(bobEvents) != nil)
+        #expect(await Self.ended(aliceEvents)?.endReason == .noAnswer)
+        #expect(await Self.ended(bobEvents)?.endReason != nil)
+    }
+
+    /// Both call each other at the same moment: exactly one call survives, the same one on both sides.
+    @Test func glareLeavesExactlyOneCall() async throws {
+        let pair = await Pair()
+        let aliceEvents = await pair.alice.events()
+        let bobEvents = await pair.bob.events()
+        async let fromAlice = pair.alice.makeCall(to: "bob")
+        async let fromBob = pair.bob.makeCall(to: "alice")
+        let (a, b) = try await (fromAlice, fromBob)
+        let winner = max(a.id, b.id)
+        let loser = min(a.id, b.id)
+        // The losing call was placed by the winner's callee: it ends as glare there,
+        // and the winner rings there as an incoming call, which can be taken.
+        let (callee, calleeEvents) = a.id == winner ? (pair.bob, bobEvents) : (pair.alice, aliceEvents)
+        var lost: Call?
+        var incoming: Call?
+        while lost == nil || incoming == nil {
+            guard let event = await Self.next(calleeEvents, { $0 }) else { break }
+            if case .ended(let call) = event { lost = call }
+            if case .incoming(let call) = event { incoming = call }
+        }
+        #expect(lost?.id == loser && lost?.endReason == .glare)
+        #expect(incoming?.id == winner)
+        try await callee.accept(winner)
+        let connected = await Self.next(calleeEvents) { event -> Call? in
+            if case .stateChanged(let c) = event, c.state == .connected { return c }
+            return nil
+        }
+        #expect(connected?.id == winner)
+        let aliceCalls = await pair.alice.activeCalls
+        let bobCalls = await pair.bob.activeCalls
+        #expect(aliceCalls == [winner] && bobCalls == [winner])
+    }
+
+    /// The peer vanishes without a bye: silence, a grace period, then the call ends (well within 10 s).
+    @Test func aPeerThatVanishesEndsTheCall() async throws {
+        let pair = await Pair()
+        let aliceEvents = await pair.alice.events()
+        let bobEvents = await pair.bob.events()
+        let call = try await pair.alice.makeCall(to: "bob")
+        try await pair.bob.accept(try #require(await Self.incoming(bobEvents)).id)
+        #expect(
+            await Self.next(aliceEvents) { event -> Bool? in
+                if case .stateChanged(let c) = event, c.state == .connected { return true }
+                return nil
+            } == true)
+        pair.bobSignals.dropOutgoing = true  // bob's bye never arrives
+        let started = ContinuousClock.now
+        await pair.bob.stop()
+        let ended = await Self.ended(aliceEvents)
+        #expect(ended?.id == call.id && ended?.endReason == .failed)
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test func signalsFromStrangersAndGarbageAreDropped() async throws {
+        let (aliceSignals, _) = InMemorySignaling.pair("alice", "bob")
+        let alice = CallClient(
+            provider: aliceSignals, configuration: .init(peer: Self.loopback, mayCall: { $0 == "bob" }))
+        await alice.start()
+        let events = await alice.events()
+        aliceSignals.deliver(.signal(RtcSignal(type: .offer, sdp: "v=0", callId: "m"), from: "mallory"))
+        aliceSignals.deliver(.undecodable(.undecodable("not JSON"), from: "bob"))
+        let first = await Self.next(events, within: .seconds(2)) { $0 }
+        guard case .badSignal(let from, _)? = first else {
+            Issue.record("expected only the bad-signal report, got \(String(describing: first))")
+            return
+        }
+        #expect(from == "bob")
+        #expect(await alice.activeCalls.isEmpty)
+        await #expect(throws: CallError.self) { try await alice.makeCall(to: "mallory") }
+    }
+
+    /// Files as the reference peers send them (JSON chunks), and cancel.
+    @Test func chunkedFilesArriveAndCancelEndsATransferOnce() async throws {
+        let (aliceSignals, bobSignals) = InMemorySignaling.pair("alice", "bob")
+        var configuration = CallClient.Configuration(peer: Self.loopback)
+        configuration.fileFastPath = false
+        let alice = CallClient(provider: aliceSignals, configuration: configuration)
+        let bob = CallClient(provider: bobSignals, configuration: .init(peer: Self.loopback))
+        await alice.start()
+        await bob.start()
+        let bobEvents = await bob.events()
+        let root = temporaryDirectory("call-chunks")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = root + "/notes.txt"
+        try Data(repeating: 0x41, count: 100_000).write(to: URL(fileURLWithPath: file))
+        let call = try await alice.makeCall(to: "bob", options: [.audio, .data])
+        try await bob.accept(
+            try #require(await Self.incoming(bobEvents)).id, media: CallMedia(receiveDirectory: root + "/in"))
+        let outcome = try await alice.sendFile(file, callId: call.id)
+        #expect(outcome.ok && outcome.bytes == 100_000)
+        let received = await Self.next(bobEvents) { if case .fileReceived(_, let o) = $0 { o } else { nil } }
+        #expect(received?.ok == true)
+        #expect(FileManager.default.contentsEqual(atPath: file, andPath: root + "/in/notes.txt"))
+        try await alice.endCall(call.id)
+    }
+}
