@@ -16,6 +16,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
+        // Calls between friends: the call stack signaled over the node.
+        .library(name: "CarrierCalls", targets: ["RtcCalls", "CarrierSignaling"]),
         // The call stack; grows layer by layer (transport, media, calls).
         .library(
             name: "CarrierRTC",
@@ -71,11 +73,15 @@ let package = Package(
         // Calls: RtcSignal, signaling providers, the call state machine and client.
         .target(
             name: "RtcCalls", dependencies: ["RtcPeer", "RtcMedia", "RtcFileTransfer"], swiftSettings: strict),
+        // The one place calls meet the node: signals as invites to `friend:carrier`.
+        .target(name: "CarrierSignaling", dependencies: ["CarrierNode", "RtcCalls"], swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(
             name: "CarrierCLI",
-            dependencies: ["CarrierNode", "RtcPeer", "RtcMedia", "RtcFileTransfer", "AsyncExtras"],
+            dependencies: [
+                "CarrierNode", "RtcPeer", "RtcMedia", "RtcFileTransfer", "RtcCalls", "CarrierSignaling", "AsyncExtras",
+            ],
             swiftSettings: strict),
 
         // Runnable samples (samples/).
@@ -103,7 +109,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "NodeNetworkTests",
-            dependencies: ["TestSupport", "CarrierNode"],
+            dependencies: ["TestSupport", "CarrierNode", "CarrierSignaling", "RtcCalls", "RtcPeer", "RtcMediaFiles"],
             swiftSettings: strict),
         .testTarget(
             name: "RtcSDPTests",

@@ -1,5 +1,7 @@
 import CarrierNode
+import CarrierSignaling
 import Foundation
+import RtcCalls
 
 struct NodeCommand: Command {
     static let name = "node"
@@ -42,20 +44,48 @@ struct ListenCommand: Command {
     static let name = "listen"
     static let summary = "go online and print every event until Ctrl-C"
     static let help = """
-        Usage: carrier listen [--accept-friends]
+        Usage: carrier listen [--accept-friends] [--answer [call options]]
 
         Goes online and prints each event (friend requests, connections, messages,
         invites, receipts, groups) as a line, or a JSON object per line with --json.
         Invites are answered with status 0 so their senders do not wait for a timeout.
 
-          --accept-friends   accept every friend request
+          --accept-friends     accept every friend request
+          --answer             answer friends' calls (several at once), with:
+            --record DIR       record each call into DIR/CALLID/ (audio.wav, video.ivf, …)
+            --record-formats F which of wav,opus,ivf,y4m to write (default all)
+            --receive-dir DIR  save files friends send over a call's data channel
+            --audio FILE       send this audio back (.wav or .opus)
+            --video FILE       send this video back (.y4m or .ivf)
+            --loop             play the media files again at their end
+            --host-ip IP       gather ICE candidates on IP only
+            --turn URL --turn-user U --turn-pass P   a TURN server
+        Call events print as lines (JSON objects with "event": "call…" under --json);
+        each ended call prints a summary.
         """
-    static let flags: Set<String> = ["--accept-friends"]
+    static let flags: Set<String> = ["--accept-friends", "--answer", "--loop"]
+    static let valued: Set<String> = [
+        "--record", "--record-formats", "--receive-dir", "--audio", "--video", "--host-ip", "--turn", "--turn-user",
+        "--turn-pass",
+    ]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
-        _ = try arguments.positionals(0...0, usage: "carrier listen [--accept-friends]")
+        _ = try arguments.positionals(0...0, usage: "carrier listen [--accept-friends] [--answer …]")
         let acceptFriends = arguments.flag("--accept-friends")
+        let answer = arguments.flag("--answer")
+        let media = try CallOptions.media(arguments)
+        let configuration = try CallOptions.client(arguments, global)
         return try await global.withOnlineNode { node in
+            var answering: CallAnswerer?
+            if answer {
+                let provider = try await CarrierSignalingProvider(carrier: node)
+                var clientConfiguration = configuration
+                clientConfiguration.mayCall = { await provider.isFriend($0) }
+                let client = CallClient(provider: provider, configuration: clientConfiguration)
+                await client.start()
+                answering = CallAnswerer(client: client, media: media, output: global.output)
+                await answering?.start()
+            }
             let events = await node.events()
             let output = global.output
             output.log("listening as \(node.userId) (address \(await node.address())); Ctrl-C to stop")
@@ -74,6 +104,7 @@ struct ListenCommand: Command {
             }
             await Termination.wait()
             output.log("stopping")
+            await answering?.stop()
             await node.stop()
             await printer.value
             return 0

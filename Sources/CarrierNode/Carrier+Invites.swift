@@ -5,7 +5,7 @@ extension Carrier {
     }
 
     struct PendingInvite {
-        var continuation: CheckedContinuation<InviteReply, Never>
+        var deliver: @Sendable (InviteReply) -> Void
         var deadline: ContinuousClock.Instant
     }
 
@@ -15,6 +15,22 @@ extension Carrier {
     public func sendInvite(_ data: [UInt8], to target: String, timeout: Duration? = nil) async throws(CarrierError)
         -> InviteReply
     {
+        let (stream, continuation) = AsyncStream<InviteReply>.makeStream()
+        try postInvite(data, to: target, timeout: timeout) { reply in
+            continuation.yield(reply)
+            continuation.finish()
+        }
+        for await reply in stream { return reply }
+        return InviteReply(status: -1, reason: "the node stopped")
+    }
+
+    /// Sends an invite without waiting: it is queued when this returns (invites
+    /// to one friend leave in the order of these calls), and `onReply` runs once,
+    /// on this actor, with the reply, the timeout, or the reason it failed.
+    public func postInvite(
+        _ data: [UInt8], to target: String, timeout: Duration? = nil,
+        onReply: @escaping @Sendable (InviteReply) -> Void
+    ) throws(CarrierError) {
         let (friend, ext) = try parseTarget(target)
         let number = try friendNumber(friend)
         guard !data.isEmpty, data.count <= Self.maxInviteSize else {
@@ -27,10 +43,8 @@ extension Carrier {
             WirePacket.Fragment.split(data, ext: ext, transferId: transferId).map { WirePacket.inviteRequest($0) },
             to: number, friend: friend)
         let deadline = clock.now + (timeout ?? options.inviteTimeout)
-        return await withCheckedContinuation { continuation in
-            pendingInvites[InviteKey(peer: friend, transferId: transferId)] = PendingInvite(
-                continuation: continuation, deadline: deadline)
-        }
+        pendingInvites[InviteKey(peer: friend, transferId: transferId)] = PendingInvite(
+            deliver: onReply, deadline: deadline)
     }
 
     /// Answers an invite. Status 0 carries `data` (up to 8 KB); any other
@@ -114,7 +128,7 @@ extension Carrier {
     }
 
     func resolveInvite(_ key: InviteKey, _ reply: InviteReply) {
-        pendingInvites.removeValue(forKey: key)?.continuation.resume(returning: reply)
+        pendingInvites.removeValue(forKey: key)?.deliver(reply)
     }
 
     /// Registers an extension: invites and messages addressed to

@@ -1,0 +1,84 @@
+import Foundation
+import RtcCalls
+
+/// `carrier listen --answer`: accepts every friend's call with the same media
+/// choice, each recorded into its own folder, and reports what happens.
+final class CallAnswerer: Sendable {
+    let client: CallClient
+    let media: CallMedia
+    let output: Output
+    private let task = TaskBox()
+
+    init(client: CallClient, media: CallMedia, output: Output) {
+        self.client = client
+        self.media = media
+        self.output = output
+    }
+
+    func start() async {
+        let events = await client.events()
+        let client = client
+        let media = media
+        let output = output
+        task.set(
+            Task {
+                for await event in events {
+                    switch event {
+                    case .incoming(let call):
+                        var perCall = media
+                        if let directory = media.recordDirectory { perCall.recordDirectory = directory + "/" + call.id }
+                        output.result(
+                            "call \(call.id) from \(call.peer) (\(call.options.map(\.rawValue).joined(separator: ","))): answering",
+                            [
+                                "event": "callIncoming", "callId": call.id, "from": call.peer,
+                                "options": call.options.map(\.rawValue),
+                            ])
+                        try? await client.accept(call.id, media: perCall)
+                    case .stateChanged(let call):
+                        output.result(
+                            "call \(call.id) \(call.state.rawValue)",
+                            ["event": "callState", "callId": call.id, "state": call.state.rawValue])
+                    case .fileReceived(let callId, let outcome):
+                        output.result(
+                            "call \(callId): received \(outcome.name), \(outcome.bytes) bytes, "
+                                + (outcome.ok ? "sha256 ok → \(outcome.path ?? "")" : "FAILED"),
+                            [
+                                "event": "callFile", "callId": callId, "name": outcome.name,
+                                "bytes": Int(outcome.bytes),
+                                "ok": outcome.ok, "path": outcome.path ?? "",
+                            ])
+                    case .ended(let call):
+                        let stats = try? await client.mediaStats(call.id)
+                        let received = stats?.received ?? []
+                        output.result(
+                            "call \(call.id) ended (\(call.endReason?.rawValue ?? "?")) after \(rounded(call.duration)) s"
+                                + received.filter { $0.packetsReceived > 0 }.map {
+                                    "; \($0.kind) \($0.framesDecoded) frames, \(rounded($0.seconds)) s"
+                                }.joined(),
+                            [
+                                "event": "callEnded", "callId": call.id, "endReason": call.endReason?.rawValue ?? "",
+                                "seconds": rounded(call.duration), "received": received.map(\.json),
+                                "recordings": received.flatMap(\.recordings),
+                            ])
+                    case .badSignal(let from, let error):
+                        output.log("dropped a bad signal from \(from): \(error)")
+                    case .fileProgress:
+                        continue
+                    }
+                }
+            })
+    }
+
+    func stop() async {
+        await client.stop()
+        task.cancel()
+    }
+}
+
+/// Holds a task so a Sendable owner can cancel it.
+final class TaskBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: Task<Void, Never>?
+    func set(_ task: Task<Void, Never>) { lock.withLock { self.task = task } }
+    func cancel() { lock.withLock { task }?.cancel() }
+}

@@ -1,0 +1,114 @@
+import CarrierNode
+import CarrierSignaling
+import Foundation
+import RtcCalls
+import RtcFileTransfer
+import RtcMedia
+import RtcPeer
+
+struct CallCommand: Command {
+    static let name = "call"
+    static let summary = "call a friend: stream media files, send a file, record what arrives"
+    static let help = """
+        Usage: carrier call USERID [options]
+
+        Goes online, calls the friend (signals as invites to USERID:carrier), streams
+        the media files, sends a file over the data channel with progress, records
+        what the friend sends, prints a stats line every second, and hangs up after
+        --duration or on Ctrl-C (without --duration: once the file is sent, or when
+        the friend hangs up). Ends with a summary.
+
+          --audio FILE           send audio: .wav (encoded to Opus) or .opus/.ogg (as is)
+          --video FILE           send video: .y4m (encoded to VP8) or .ivf (as is)
+          --loop                 play the media files again at their end
+          --send-file PATH       send a file over the call's data channel
+          --record DIR           record the friend's audio and video into DIR
+          --record-formats F     which of wav,opus,ivf,y4m to write (default all)
+          --duration S           hang up after S seconds connected
+          --ring-timeout S       give up if nobody answers within S seconds (default 45)
+          --wait S               wait this long for the friend to come online (default 60)
+          --host-ip IP           gather ICE candidates on IP only (127.0.0.1 for local tests)
+          --turn URL --turn-user U --turn-pass P   a TURN server
+
+        With --json the last line is a JSON summary: callId, setupMs, connected, media
+        {sent, received} per track, bytes, MBps, sha256Match, recordings, endReason.
+        Exit 0 only if the call connected and every requested transfer completed.
+        """
+    static let valued: Set<String> = [
+        "--audio", "--video", "--send-file", "--record", "--record-formats", "--duration", "--ring-timeout",
+        "--wait", "--host-ip", "--turn", "--turn-user", "--turn-pass",
+    ]
+    static let flags: Set<String> = ["--loop"]
+
+    static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
+        let peerText = try arguments.positionals(1...1, usage: "carrier call USERID [options]")[0]
+        guard let friend = UserId(peerText) else { throw CarrierError.invalidUserId(peerText) }
+        let media = try CallOptions.media(arguments)
+        let sendFile = arguments.value("--send-file")
+        if let sendFile, !FileManager.default.fileExists(atPath: sendFile) {
+            throw UsageError("no such file: \(sendFile)")
+        }
+        let duration: Double? =
+            arguments.value("--duration") != nil
+            ? try arguments.seconds("--duration", default: 0).milliseconds / 1000 : nil
+        let wait = try arguments.seconds("--wait", default: 60)
+        let configuration = try CallOptions.client(arguments, global)
+        return try await global.withOnlineNode { node in
+            guard await node.isFriend(friend) else { throw CarrierError.notFriend(friend.description) }
+            global.output.log("waiting for \(friend) to come online…")
+            guard await node.waitUntilConnected(to: friend, timeout: wait) else {
+                global.output.log("error: \(friend) did not come online within \(wait)")
+                return 1
+            }
+            let provider = try await CarrierSignalingProvider(carrier: node)
+            var clientConfiguration = configuration
+            clientConfiguration.mayCall = { await provider.isFriend($0) }
+            let client = CallClient(provider: provider, configuration: clientConfiguration)
+            await client.start()
+            let run = CallRun(client: client, output: global.output)
+            let summary = await run.place(
+                to: friend.description, media: media, sendFile: sendFile, duration: duration)
+            await client.stop()
+            global.output.result(summary.text, summary.json)
+            return summary.succeeded ? 0 : 1
+        }
+    }
+}
+
+/// Options `call` and `listen --answer` share.
+enum CallOptions {
+    static func media(_ arguments: Arguments) throws -> CallMedia {
+        var media = CallMedia(
+            audio: arguments.value("--audio"), video: arguments.value("--video"), loop: arguments.flag("--loop"),
+            recordDirectory: arguments.value("--record"), receiveDirectory: arguments.value("--receive-dir"))
+        for path in [media.audio, media.video].compactMap({ $0 }) where !FileManager.default.fileExists(atPath: path) {
+            throw UsageError("no such media file: \(path)")
+        }
+        if let list = arguments.value("--record-formats") {
+            let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let formats = names.compactMap(MediaReceiver.RecordFormat.init(rawValue:))
+            guard formats.count == names.count, !formats.isEmpty else {
+                throw UsageError("--record-formats takes a list of wav, opus, ivf, y4m, not \(list)")
+            }
+            media.recordFormats = Set(formats)
+        }
+        return media
+    }
+
+    static func client(_ arguments: Arguments, _ global: GlobalOptions) throws -> CallClient.Configuration {
+        var peer = PeerConfiguration()
+        if let ip = arguments.value("--host-ip") {
+            peer.localAddresses = [ip]
+        } else if global.loopback {
+            peer.localAddresses = ["127.0.0.1"]
+        }
+        if let turn = arguments.value("--turn") {
+            peer.iceServers = [
+                .init(url: turn, username: arguments.value("--turn-user"), credential: arguments.value("--turn-pass"))
+            ]
+        }
+        var configuration = CallClient.Configuration(peer: peer)
+        configuration.timeouts.ringing = try arguments.seconds("--ring-timeout", default: 45).milliseconds / 1000
+        return configuration
+    }
+}

@@ -1,0 +1,68 @@
+import CarrierNode
+import RtcCalls
+import RtcPeer
+
+/// Call signals over the Carrier node, as the reference peers carry them
+/// (carrier wire notes §7.1): each signal is an invite to `friend:carrier`
+/// with the JSON as its data, and every signal received is answered with a
+/// reply (status 0, data "data"), without which the sender would wait out
+/// the invite timeout. Invites only come from friends (the node drops the
+/// rest), and a signal must fit the 8 KB invite limit.
+public final class CarrierSignalingProvider: SignalingProvider, Sendable {
+    public static let extensionName = "carrier"
+    public let carrier: Carrier
+    private let stream: AsyncStream<SignalingInput>
+    private let continuation: AsyncStream<SignalingInput>.Continuation
+    private let listener: Task<Void, Never>
+    private let extraServers: [PeerConfiguration.IceServer]
+
+    /// Registers the `carrier` extension on a started node.
+    public init(carrier: Carrier, iceServers: [PeerConfiguration.IceServer] = []) async throws {
+        self.carrier = carrier
+        extraServers = iceServers
+        let invites = try await carrier.registerExtension(Self.extensionName)
+        let (stream, continuation) = AsyncStream<SignalingInput>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        self.stream = stream
+        self.continuation = continuation
+        listener = Task {
+            for await event in invites {
+                guard case .inviteRequest(let invite) = event else { continue }
+                try? await carrier.replyInvite(invite, status: 0, data: Array("data".utf8))
+                let from = invite.from.description
+                do throws(SignalError) {
+                    continuation.yield(.signal(try RtcSignal.decode(invite.data), from: from))
+                } catch {
+                    continuation.yield(.undecodable(error, from: from))
+                }
+            }
+            continuation.finish()
+        }
+    }
+
+    deinit { listener.cancel() }
+
+    public func send(_ signal: RtcSignal, to peer: String) async throws(SignalError) {
+        let data = signal.encoded()
+        guard data.count <= Carrier.maxInviteSize else { throw .tooLarge(data.count) }
+        let continuation = continuation
+        do {
+            try await carrier.postInvite(data, to: peer + ":" + Self.extensionName) { reply in
+                if reply.status != 0 {
+                    continuation.yield(.undelivered(signal, to: peer, reason: reply.reason ?? "status \(reply.status)"))
+                }
+            }
+        } catch {
+            throw .notDelivered(error.description)
+        }
+    }
+
+    public func inputs() async -> AsyncStream<SignalingInput> { stream }
+
+    public func iceServers() async -> [PeerConfiguration.IceServer] { extraServers }
+
+    /// Only friends may call (the node delivers only their invites; this also guards `makeCall`).
+    public func isFriend(_ peer: String) async -> Bool {
+        guard let id = UserId(peer) else { return false }
+        return await carrier.isFriend(id)
+    }
+}
