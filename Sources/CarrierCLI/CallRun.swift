@@ -22,7 +22,11 @@ struct CallRun {
         var endReason: Call.EndReason?
         var error: String?
 
-        var succeeded: Bool { connected && error == nil && (!wantedFile || file?.ok == true) }
+        /// Connected, every requested transfer done, and not cut off by a failure.
+        var succeeded: Bool {
+            connected && error == nil && (!wantedFile || file?.ok == true) && endReason != .failed
+                && endReason != .error
+        }
 
         var json: [String: any Sendable] {
             var object: [String: any Sendable] = [
