@@ -93,7 +93,7 @@ let package = Package(
 
         // Helpers shared by the test targets: child processes, bounded waits.
         .target(
-            name: "TestSupport", dependencies: ["AsyncExtras", "COpenSSL", "RtcCodecs", "RtcMediaFiles"],
+            name: "TestSupport", dependencies: ["AsyncExtras", "COpenSSL", "RtcCodecs", "RtcMediaFiles", "RtcMedia"],
             path: "Tests/TestSupport",
             swiftSettings: strict),
 

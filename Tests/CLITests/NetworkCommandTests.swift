@@ -47,11 +47,17 @@ import Testing
     }
 
     @Test func demoRunsTheWholeNodeStory() async throws {
-        let (status, lines, stderr) = try await CarrierProcess.run(["demo", "--json"], timeout: .seconds(120))
+        let recordings = temporaryDirectory("demo-recordings")
+        defer { try? FileManager.default.removeItem(atPath: recordings) }
+        let (status, lines, stderr) = try await CarrierProcess.run(
+            ["demo", "--json", "--record", recordings], timeout: .seconds(120))
         #expect(status == 0, "demo failed: \(stderr)")
         let summary = try #require(json(lines.last))
         #expect(summary["ok"] as? Bool == true)
-        for key in ["joinMs", "friendMs", "messageMs", "bulkMs", "bulkMBps"] {
+        #expect(summary["recordings"] as? String == recordings)
+        #expect(FileManager.default.fileExists(atPath: recordings + "/bob-heard/video.y4m"))
+        for key in ["joinMs", "friendMs", "messageMs", "bulkMs", "bulkMBps", "callMs", "fileMs", "mediaMs", "verifyMs"]
+        {
             #expect(summary[key] is Double || summary[key] is Int, "summary lacks \(key)")
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import RtcCodecs
+import RtcMedia
 import RtcMediaFiles
 
 /// Checks on decoded media that tests share: tone detection, durations, PSNR.
@@ -10,53 +11,17 @@ public enum MediaChecks {
             .deletingLastPathComponent().appendingPathComponent("media").appendingPathComponent(name).path
     }
 
-    /// Relative power of `frequency` in one channel (Goertzel), 0...1 of the channel's energy:
-    /// close to 1 for a pure tone at that frequency, close to 0 when it is absent.
     public static func tonePower(_ audio: AudioFrame, channel: Int, frequency: Double, skipSeconds: Double = 0.2)
         -> Double
     {
-        let start = Int(skipSeconds * Double(audio.sampleRate))
-        let count = min(audio.frameCount - start, audio.sampleRate)  // one second is plenty
-        guard count > 0 else { return 0 }
-        let coefficient = 2 * cos(2 * Double.pi * frequency / Double(audio.sampleRate))
-        var s1 = 0.0
-        var s2 = 0.0
-        var energy = 0.0
-        for index in 0..<count {
-            let x = Double(audio.samples[(start + index) * audio.channels + channel])
-            energy += x * x
-            let s0 = x + coefficient * s1 - s2
-            s2 = s1
-            s1 = s0
-        }
-        let power = s1 * s1 + s2 * s2 - coefficient * s1 * s2
-        guard energy > 0 else { return 0 }
-        return min(1, 2 * power / (Double(count) * energy))
+        MediaAnalysis.tonePower(audio, channel: channel, frequency: frequency, skipSeconds: skipSeconds)
     }
 
     /// Seconds of audio.
     public static func seconds(_ audio: AudioFrame) -> Double { Double(audio.frameCount) / Double(audio.sampleRate) }
 
-    /// The mean luma PSNR of received pictures against their best-matching
-    /// source pictures near the same position (frames may be dropped or repeated).
     public static func meanPsnr(received: [VideoFrame], source: [VideoFrame], window: Int = 3) -> Double {
-        guard !received.isEmpty, !source.isEmpty else { return 0 }
-        var total = 0.0
-        var sourceIndex = 0
-        for picture in received {
-            var best = -Double.infinity
-            var bestIndex = sourceIndex
-            for candidate in max(0, sourceIndex - window)...min(source.count - 1, sourceIndex + window) {
-                let psnr = min(picture.lumaPsnr(against: source[candidate]) ?? 0, 99)
-                if psnr > best {
-                    best = psnr
-                    bestIndex = candidate
-                }
-            }
-            total += best
-            sourceIndex = min(bestIndex + 1, source.count - 1)
-        }
-        return total / Double(received.count)
+        MediaAnalysis.meanPsnr(received: received, source: source, window: window)
     }
 
     /// Runs ffprobe on a file: its format's duration in seconds, nil if ffprobe cannot read it.
