@@ -11,13 +11,13 @@ build: setup
 
 # Every test, in separate runs so the timing-sensitive suites do not share the
 # two cores with the heavy ones: pure and single-layer tests; SCTP (usrsctp is
-# process-wide); peer connections and real-time media in one process; real toxcore nodes on
+# process-wide); peer connections, real-time media and call clients in one process; real toxcore nodes on
 # 127.0.0.1; the carrier executable; interop with aiortc and coturn (slow).
 test: setup
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip NodeNetworkTests --skip CLITests --skip InteropTests --skip RtcSCTPTests --skip RtcPeerTests --skip MediaCallTests
+	$(SWIFT) test --skip NodeNetworkTests --skip CLITests --skip InteropTests --skip RtcSCTPTests --skip RtcPeerTests --skip MediaCallTests --skip CallClientTests
 	$(SWIFT) test --filter RtcSCTPTests
-	$(SWIFT) test --filter "RtcPeerTests|MediaCallTests"
+	$(SWIFT) test --filter "RtcPeerTests|MediaCallTests|CallClientTests"
 	$(SWIFT) test --filter NodeNetworkTests
 	$(SWIFT) test --filter CLITests
 	$(SWIFT) test --filter InteropTests
