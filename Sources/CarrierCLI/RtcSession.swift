@@ -396,8 +396,8 @@ extension MediaSender.Stats {
         [
             "kind": kind, "mid": mid, "packets": packetsSent, "bytes": bytesSent, "frames": framesSent,
             "framesEncoded": framesEncoded, "keyframes": keyframesSent, "keyframeRequests": keyframeRequests,
-            "seconds": rounded(seconds),
-        ]
+            "seconds": rounded(seconds), "lostByPeer": Int(packetsLostByPeer),
+        ].merging(roundTripTime.map { ["rttMs": rounded($0 * 1000)] } ?? [:]) { $1 }
     }
 }
 
@@ -408,6 +408,8 @@ extension MediaReceiver.Stats {
             "frames": framesReceived, "framesDecoded": framesDecoded, "framesDropped": framesDropped,
             "nacks": nacksSent, "plis": plisSent, "seconds": rounded(seconds), "recordings": recordings,
         ]
+        object["jitterMs"] = rounded(jitter * 1000)
+        if let roundTripTime { object["rttMs"] = rounded(roundTripTime * 1000) }
         if kind == "audio" { object["concealedFrames"] = concealedFrames }
         if kind == "video" {
             object["freezes"] = freezes

@@ -139,6 +139,12 @@ public actor CallClient {
 
     public var activeCalls: [String] { Array(sessions.keys) }
 
+    /// Adds video to a call under way (sending `path`, or receive-only if nil): a renegotiation in place.
+    public func addVideo(_ path: String?, callId: String) async throws { try await session(callId).addVideo(path) }
+
+    /// Restarts ICE on a call under way (new credentials, connectivity checks again; DTLS and media go on).
+    public func restartIce(callId: String) throws { try session(callId).post(.renegotiate(iceRestart: true)) }
+
     /// Mutes or unmutes what we send of one kind.
     public func setMuted(_ muted: Bool, kind: MediaKind, callId: String) async throws {
         try await session(callId).setMuted(muted, kind: kind)

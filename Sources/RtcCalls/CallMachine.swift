@@ -33,6 +33,8 @@ public struct CallMachine: Sendable {
         case undeliverable
         /// Both sides called each other at once and the other call goes on.
         case lostGlare
+        /// We offer again on a call under way (a new section, or an ICE restart).
+        case renegotiate(iceRestart: Bool)
         case tick
     }
 
@@ -44,6 +46,8 @@ public struct CallMachine: Sendable {
         case applyAnswer(String)
         /// An offer for a call in progress: apply it and answer, no accept.
         case renegotiate(offer: String)
+        /// Create a new offer on the call under way and send it.
+        case reoffer(iceRestart: Bool)
         case addCandidates([RtcSignal.Candidate])
         /// Send a signal (bye, event, action); the session adds the callId.
         case send(RtcSignal)
@@ -63,6 +67,8 @@ public struct CallMachine: Sendable {
     private var remoteDescriptionSet = false
     private var queuedCandidates: [RtcSignal.Candidate] = []
     private var mediaStarted = false
+    /// Our renegotiation offer is out; its answer is expected.
+    private var awaitingAnswer = false
     private var ringingDeadline: Double
     private var graceDeadline: Double?
     private var now: Double
@@ -134,6 +140,10 @@ public struct CallMachine: Sendable {
         case .lostGlare:
             // The peer drops our offer as we drop theirs: no bye.
             return end(.glare, bye: nil)
+        case .renegotiate(let iceRestart):
+            guard state == .connected || state == .disconnected, !awaitingAnswer else { return [] }
+            awaitingAnswer = true
+            return [.reoffer(iceRestart: iceRestart)]
         case .tick:
             if let graceDeadline, now >= graceDeadline { return end(.failed, bye: .error) }
             if state == .ringing || state == .remoteRinging, now >= ringingDeadline {
@@ -147,12 +157,16 @@ public struct CallMachine: Sendable {
         switch signal.type {
         case .offer:
             // The same call offered again: a renegotiation once it is under way; a duplicate before.
-            guard let sdp = signal.sdp, remoteDescriptionSet, state != .ringing else { return [] }
+            // While our own renegotiation offer is out, ours goes first and theirs is dropped.
+            guard let sdp = signal.sdp, remoteDescriptionSet, state != .ringing, !awaitingAnswer else { return [] }
             return [.renegotiate(offer: sdp)]
         case .answer, .prAnswer:
-            guard signal.type == .answer, direction == .outgoing, state == .ringing || state == .remoteRinging,
-                let sdp = signal.sdp
-            else { return [] }
+            guard signal.type == .answer, let sdp = signal.sdp else { return [] }
+            if awaitingAnswer {
+                awaitingAnswer = false
+                return [.applyAnswer(sdp)]
+            }
+            guard direction == .outgoing, state == .ringing || state == .remoteRinging else { return [] }
             remoteDescriptionSet = true
             return [.applyAnswer(sdp)] + flushCandidates() + move(to: .connecting)
         case .candidate:

@@ -104,9 +104,15 @@ actor CallSession {
                 await send(RtcSignal(type: .action, action: .accept))
             case .renegotiate(let offer):
                 try await applyRemoteOffer(offer)
+                await startMedia()  // a section the offer added may have something to send
+            case .reoffer(let iceRestart):
+                let offer = try await peer.createOffer(iceRestart: iceRestart)
+                try await peer.setLocalDescription(offer)
+                await send(RtcSignal(type: .offer, sdp: offer, options: call.options))
             case .applyAnswer(let sdp):
                 remoteIsThisStack = Self.isThisStack(sdp)
                 try await peer.setRemoteDescription(sdp)
+                if call.state == .connected || call.state == .disconnected { await startMedia() }
             case .addCandidates(let candidates):
                 for candidate in candidates { try? await peer.addIceCandidate(candidate.sdp) }
             case .send(let signal):
@@ -197,7 +203,8 @@ actor CallSession {
 
     private func startMedia() async {
         for info in await peer.transceiverInfos where info.direction == .sendrecv || info.direction == .sendonly {
-            guard let path = info.kind == .audio ? media.audio : media.video,
+            guard !senders.contains(where: { $0.mid == info.mid }),
+                let path = info.kind == .audio ? media.audio : media.video,
                 let source = try? MediaSources.open(path)
             else { continue }
             let sender = MediaSender(peer: peer, mid: info.mid, source: source, loop: media.loop)
@@ -217,6 +224,15 @@ actor CallSession {
         let receiver = MediaReceiver(peer: peer, mid: mid, kind: kind, recording: recording)
         receivers.append(receiver)
         await receiver.start()
+    }
+
+    /// Adds a video section to a call under way (sending `path` if given) and offers again.
+    func addVideo(_ path: String?) async {
+        guard !(await peer.transceiverInfos.contains { $0.kind == .video }) else { return }
+        media.video = path
+        if !call.options.contains(.video) { call.options.append(.video) }
+        await peer.addTransceiver(.video, direction: path != nil ? .sendrecv : .recvonly)
+        post(.renegotiate(iceRestart: false))
     }
 
     func setMuted(_ muted: Bool, kind: MediaKind) async {

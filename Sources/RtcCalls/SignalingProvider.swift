@@ -1,3 +1,4 @@
+import Foundation
 import RtcPeer
 
 /// What a signaling provider delivers: a signal from a peer, or bytes from a
@@ -22,35 +23,56 @@ public protocol SignalingProvider: Sendable {
     func iceServers() async -> [PeerConfiguration.IceServer]
 }
 
-/// Two providers joined in memory: what one sends, the other receives, in
-/// order. Peers are named by the ids given at creation. For tests.
+/// Providers joined in memory: what one sends to a peer id, that peer's
+/// provider receives, in order. For tests (and bots in one process).
 public final class InMemorySignaling: SignalingProvider, @unchecked Sendable {
     public let id: String
     private let continuation: AsyncStream<SignalingInput>.Continuation
     private let stream: AsyncStream<SignalingInput>
-    private weak var other: InMemorySignaling?
-    /// Set to drop what this side sends (a peer that went away).
-    public nonisolated(unsafe) var dropOutgoing = false
-    /// Every signal sent, for tests to look at.
-    public private(set) nonisolated(unsafe) var sent: [RtcSignal] = []
+    private let switchboard: Switchboard
+    private let lock = NSLock()
+    private var dropping = false
+    private var log: [RtcSignal] = []
 
-    public static func pair(_ a: String, _ b: String) -> (InMemorySignaling, InMemorySignaling) {
-        let first = InMemorySignaling(id: a)
-        let second = InMemorySignaling(id: b)
-        first.other = second
-        second.other = first
-        return (first, second)
+    /// Providers that can all reach each other, by id.
+    public static func network(_ ids: [String]) -> [String: InMemorySignaling] {
+        let switchboard = Switchboard()
+        var providers: [String: InMemorySignaling] = [:]
+        for id in ids {
+            let provider = InMemorySignaling(id: id, switchboard: switchboard)
+            switchboard.add(provider)
+            providers[id] = provider
+        }
+        return providers
     }
 
-    private init(id: String) {
+    public static func pair(_ a: String, _ b: String) -> (InMemorySignaling, InMemorySignaling) {
+        let providers = network([a, b])
+        return (providers[a]!, providers[b]!)  // both were just made
+    }
+
+    private init(id: String, switchboard: Switchboard) {
         self.id = id
+        self.switchboard = switchboard
         (stream, continuation) = AsyncStream<SignalingInput>.makeStream()
     }
 
+    /// Set to drop what this side sends (a peer that went away).
+    public var dropOutgoing: Bool {
+        get { lock.withLock { dropping } }
+        set { lock.withLock { dropping = newValue } }
+    }
+
+    /// Every signal sent, for tests to look at.
+    public var sent: [RtcSignal] { lock.withLock { log } }
+
     public func send(_ signal: RtcSignal, to peer: String) async throws(SignalError) {
-        sent.append(signal)
-        guard !dropOutgoing else { return }
-        guard let other, other.id == peer else { throw .notDelivered("no peer \(peer)") }
+        let drop = lock.withLock {
+            log.append(signal)
+            return dropping
+        }
+        guard !drop else { return }
+        guard let other = switchboard.provider(peer) else { throw .notDelivered("no peer \(peer)") }
         other.deliver(.signal(signal, from: id))
     }
 
@@ -60,4 +82,14 @@ public final class InMemorySignaling: SignalingProvider, @unchecked Sendable {
     public func inputs() async -> AsyncStream<SignalingInput> { stream }
 
     public func iceServers() async -> [PeerConfiguration.IceServer] { [] }
+
+    private final class Switchboard: @unchecked Sendable {
+        private let lock = NSLock()
+        private var providers: [String: Weak] = [:]
+
+        struct Weak { weak var provider: InMemorySignaling? }
+
+        func add(_ provider: InMemorySignaling) { lock.withLock { providers[provider.id] = Weak(provider: provider) } }
+        func provider(_ id: String) -> InMemorySignaling? { lock.withLock { providers[id]?.provider } }
+    }
 }

@@ -11,6 +11,8 @@ struct ChunkMessage: Equatable {
     var data: [UInt8]
     var name: String?
     var size: UInt64?
+    /// On the last chunk: the SHA-256 of the whole file, which the receiver checks (our addition).
+    var sha256: String?
 
     /// Raw bytes per chunk: 16 KiB, about 22 KB of base64, well under every stack's message limit.
     static let chunkSize = 16 * 1024
@@ -23,6 +25,7 @@ struct ChunkMessage: Equatable {
         ]
         if let name { object["name"] = name }
         if let size { object["size"] = size }
+        if let sha256 { object["sha256"] = sha256 }
         let encoded = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return String(decoding: encoded, as: UTF8.self)
     }
@@ -53,6 +56,7 @@ struct ChunkMessage: Equatable {
         data = Array(bytes)
         name = object["name"] as? String
         size = (object["size"] as? NSNumber)?.uint64Value
+        sha256 = (object["sha256"] as? String)?.lowercased()
     }
 
     /// A file name for a chunked file that came without one: the id, with an extension from the MIME type.

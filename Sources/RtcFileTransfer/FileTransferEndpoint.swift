@@ -209,6 +209,7 @@ public actor FileTransferEndpoint {
         defer { try? handle.close() }
         let fileId = UUID().uuidString.lowercased()
         let digest = Sha256()
+        var sha256 = ""
         let started = ContinuousClock.now
         var sent: UInt64 = 0
         var index = 0
@@ -228,11 +229,14 @@ public actor FileTransferEndpoint {
                 digest.update(block)
                 sent += UInt64(block.count)
                 let last = sent >= size || block.isEmpty
-                try channel.send(
-                    ChunkMessage(
-                        fileId: fileId, index: index, mime: mime, end: last, data: block,
-                        name: index == 0 ? name : nil, size: index == 0 ? size : nil
-                    ).json)
+                var chunk = ChunkMessage(
+                    fileId: fileId, index: index, mime: mime, end: last, data: block,
+                    name: index == 0 ? name : nil, size: index == 0 ? size : nil)
+                if last {
+                    sha256 = Sha256.hex(digest.finish())
+                    chunk.sha256 = sha256
+                }
+                try channel.send(chunk.json)
                 index += 1
                 if ContinuousClock.now - lastProgress > .milliseconds(250) || last {
                     lastProgress = ContinuousClock.now
@@ -246,8 +250,7 @@ public actor FileTransferEndpoint {
             throw .channelClosed
         }
         return Outcome(
-            name: name, bytes: sent, sha256: Sha256.hex(digest.finish()), ok: sent == size,
-            seconds: seconds(since: started), path: nil)
+            name: name, bytes: sent, sha256: sha256, ok: sent == size, seconds: seconds(since: started), path: nil)
     }
 
     /// Stops what is being sent or received on this channel; the peer is told (`file-cancel`).
@@ -447,13 +450,17 @@ public actor FileTransferEndpoint {
         try? current.handle.close()
         let destination = directory + "/" + current.name
         try? FileManager.default.removeItem(atPath: destination)
-        let saved = (try? FileManager.default.moveItem(atPath: current.temporaryPath, toPath: destination)) != nil
-        let complete = current.size.map { $0 == current.received } ?? true
+        let actual = Sha256.hex(current.digest.finish())
+        // Complete, and matching the hash when the sender gave one (reference peers do not).
+        let intact =
+            (current.size.map { $0 == current.received } ?? true) && (chunk.sha256.map { $0 == actual } ?? true)
+        let saved =
+            intact && (try? FileManager.default.moveItem(atPath: current.temporaryPath, toPath: destination)) != nil
         if !saved { try? FileManager.default.removeItem(atPath: current.temporaryPath) }
         onReceived(
             Outcome(
-                name: current.name, bytes: current.received, sha256: Sha256.hex(current.digest.finish()),
-                ok: saved && complete, seconds: seconds(since: current.started), path: saved ? destination : nil))
+                name: current.name, bytes: current.received, sha256: actual, ok: saved,
+                seconds: seconds(since: current.started), path: saved ? destination : nil))
     }
 
     private func abortChunked(_ fileId: String, cancelled: Bool) {

@@ -31,6 +31,10 @@ public actor MediaReceiver {
         public var freezes = 0
         public var width = 0
         public var height = 0
+        /// Interarrival jitter (RFC 3550 §6.4.1), seconds.
+        public var jitter = 0.0
+        /// Round-trip time to the sender from RTCP, seconds, if known.
+        public var roundTripTime: Double?
         /// Media time received, seconds (audio from samples decoded, video from frame timestamps).
         public var seconds = 0.0
         public var recordings: [String] = []
@@ -160,7 +164,12 @@ public actor MediaReceiver {
         let time = now()
         process(jitter.pop(now: time))
         guard let ssrc else { return }
-        if senderClock == nil || Int(time * 50) % 50 == 0 { senderClock = await peer.senderClock(ssrc: ssrc) }
+        if senderClock == nil || Int(time * 50) % 50 == 0 {
+            senderClock = await peer.senderClock(ssrc: ssrc)
+            let peerStats = await peer.stats()
+            stats.jitter = peerStats.inbound.first { $0.ssrc == ssrc }?.jitter ?? stats.jitter
+            stats.roundTripTime = peerStats.roundTripTime
+        }
         // Video asks for lost packets; audio conceals them (Opus PLC and FEC), as
         // WebRTC stacks do (their audio sections offer no `nack` feedback).
         let nacks = kind == .video ? jitter.nacks(now: time) : []

@@ -18,6 +18,10 @@ public actor MediaSender {
         public var keyframeRequests = 0
         /// Media time sent, seconds.
         public var seconds = 0.0
+        /// Round-trip time from the receiver's RTCP reports, seconds, if known.
+        public var roundTripTime: Double?
+        /// Packets the receiver reported lost (cumulative, all our streams).
+        public var packetsLostByPeer: Int64 = 0
     }
 
     private let peer: PeerConnection
@@ -91,9 +95,12 @@ public actor MediaSender {
 
     private var replaced = false
 
-    public func currentStats() -> Stats {
+    public func currentStats() async -> Stats {
         var snapshot = stats
         snapshot.framesEncoded += source.framesEncoded
+        let peerStats = await peer.stats()
+        snapshot.roundTripTime = peerStats.roundTripTime
+        snapshot.packetsLostByPeer = peerStats.packetsLostByPeer
         return snapshot
     }
 

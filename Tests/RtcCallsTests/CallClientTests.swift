@@ -1,5 +1,6 @@
 import Foundation
 import RtcCalls
+import RtcMedia
 import RtcPeer
 import TestSupport
 import Testing
@@ -130,9 +131,16 @@ extension CallClientTests {
             return nil
         }
         #expect(connected?.id == winner)
-        let aliceCalls = await pair.alice.activeCalls
-        let bobCalls = await pair.bob.activeCalls
-        #expect(aliceCalls == [winner] && bobCalls == [winner])
+        // Any other call (one side may have taken the loser's offer as an incoming call
+        // for a moment) ends on its own queue: wait for both sides to settle, bounded.
+        var settled = false
+        for _ in 0..<200 where !settled {
+            let aliceCalls = await pair.alice.activeCalls
+            let bobCalls = await pair.bob.activeCalls
+            settled = aliceCalls == [winner] && bobCalls == [winner]
+            if !settled { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(settled)
     }
 
     /// The peer vanishes without a bye: silence, a grace period, then the call ends (well within 10 s).
@@ -196,5 +204,100 @@ extension CallClientTests {
         #expect(received?.ok == true)
         #expect(FileManager.default.contentsEqual(atPath: file, andPath: root + "/in/notes.txt"))
         try await alice.endCall(call.id)
+    }
+}
+
+extension CallClientTests {
+    static func connected(_ events: AsyncStream<CallEvent>) async -> Call? {
+        await next(events) { event -> Call? in
+            if case .stateChanged(let c) = event, c.state == .connected { return c }
+            return nil
+        }
+    }
+
+    /// Bounded wait for a condition on a call's received media.
+    static func waitForReceived(
+        _ client: CallClient, _ callId: String, _ condition: @escaping ([MediaReceiver.Stats]) -> Bool
+    ) async throws -> Bool {
+        for _ in 0..<300 {
+            if condition(try await client.mediaStats(callId).received) { return true }
+            try await Task.sleep(for: .milliseconds(20))  // polling media statistics, bounded (6 s)
+        }
+        return false
+    }
+
+    /// An audio call gains video in place, restarts ICE, mutes and swaps its source, and keeps going.
+    @Test func aCallUnderWayAddsVideoRestartsIceAndMutes() async throws {
+        let pair = await Pair()
+        let aliceEvents = await pair.alice.events()
+        let bobEvents = await pair.bob.events()
+        let call = try await pair.alice.makeCall(
+            to: "bob", media: CallMedia(audio: MediaChecks.mediaFile("tone-440-660.wav"), loop: true))
+        try await pair.bob.accept(try #require(await Self.incoming(bobEvents)).id)
+        #expect(await Self.connected(aliceEvents)?.id == call.id)
+        #expect(
+            try await Self.waitForReceived(pair.bob, call.id) {
+                $0.contains { $0.kind == "audio" && $0.packetsReceived > 10 }
+            })
+
+        // A renegotiation offer for the same callId, answered in place.
+        try await pair.alice.addVideo(MediaChecks.mediaFile("testsrc.y4m"), callId: call.id)
+        #expect(
+            try await Self.waitForReceived(pair.bob, call.id) {
+                $0.contains { $0.kind == "video" && $0.framesDecoded > 5 }
+            })
+        #expect(pair.aliceSignals.sent.filter { $0.type == .offer }.count == 2)
+
+        try await pair.alice.restartIce(callId: call.id)
+        let before = try await pair.bob.mediaStats(call.id).received.first { $0.kind == "audio" }?.packetsReceived ?? 0
+        #expect(
+            try await Self.waitForReceived(pair.bob, call.id) {
+                $0.contains { $0.kind == "audio" && $0.packetsReceived > before + 20 }
+            })
+        #expect(pair.aliceSignals.sent.filter { $0.type == .offer }.count == 3)
+        #expect(await pair.alice.call(call.id)?.state == .connected)
+
+        // Muted: nothing more arrives; unmuted with another source: it flows again.
+        try await pair.alice.setMuted(true, kind: .audio, callId: call.id)
+        try await Task.sleep(for: .milliseconds(100))  // packets already in flight land
+        let muted = try await pair.bob.mediaStats(call.id).received.first { $0.kind == "audio" }?.packetsReceived ?? 0
+        try await Task.sleep(for: .milliseconds(300))  // what muting is measured over
+        #expect(try await pair.bob.mediaStats(call.id).received.first { $0.kind == "audio" }?.packetsReceived == muted)
+        try await pair.alice.replaceSource(MediaChecks.mediaFile("tone.opus"), kind: .audio, callId: call.id)
+        try await pair.alice.setMuted(false, kind: .audio, callId: call.id)
+        #expect(
+            try await Self.waitForReceived(pair.bob, call.id) {
+                $0.contains { $0.kind == "audio" && $0.packetsReceived > muted + 10 }
+            })
+        try await pair.alice.endCall(call.id)
+    }
+
+    /// One callee answers several callers at once (a bot), each call on its own.
+    @Test func oneClientAnswersSeveralCallsAtOnce() async throws {
+        let providers = InMemorySignaling.network(["alice", "bob", "carol"])
+        let clients = try ["alice", "bob", "carol"].map { id in
+            CallClient(provider: try #require(providers[id]), configuration: .init(peer: Self.loopback))
+        }
+        for client in clients { await client.start() }
+        let (alice, bob, carol) = (clients[0], clients[1], clients[2])
+        let aliceEvents = await alice.events()
+        let bobEvents = await bob.events()
+        let carolEvents = await carol.events()
+        let fromBob = try await bob.makeCall(to: "alice")
+        let fromCarol = try await carol.makeCall(to: "alice")
+        var answered: Set<String> = []
+        while answered.count < 2, let call = await Self.incoming(aliceEvents) {
+            try await alice.accept(call.id)
+            answered.insert(call.id)
+        }
+        #expect(answered == [fromBob.id, fromCarol.id])
+        #expect(await Self.connected(bobEvents)?.id == fromBob.id)
+        #expect(await Self.connected(carolEvents)?.id == fromCarol.id)
+        #expect(Set(await alice.activeCalls) == answered)
+        // Ending one leaves the other.
+        try await bob.endCall(fromBob.id)
+        #expect(await Self.ended(carolEvents, within: .seconds(1)) == nil)
+        #expect(await alice.call(fromCarol.id)?.state == .connected)
+        try await carol.endCall(fromCarol.id)
     }
 }

@@ -121,6 +121,20 @@ import Testing
         #expect(lost.endReason == .error)
     }
 
+    @Test func ourRenegotiationOfferTakesItsAnswerAndGoesFirst() {
+        var (machine, _) = CallMachine.outgoing(now: 0, timeouts: Self.timeouts)
+        #expect(machine.handle(.renegotiate(iceRestart: true), now: 0.5).isEmpty)  // not before it connects
+        _ = machine.handle(.remote(Self.signal(.answer, sdp: "A")), now: 1)
+        _ = machine.handle(.transportConnected, now: 1)
+        #expect(machine.handle(.renegotiate(iceRestart: true), now: 2) == [.reoffer(iceRestart: true)])
+        #expect(machine.handle(.renegotiate(iceRestart: false), now: 2).isEmpty)  // one at a time
+        // The peer's own offer meanwhile loses to ours; our answer comes back.
+        #expect(machine.handle(.remote(Self.signal(.offer, sdp: "theirs")), now: 2.1).isEmpty)
+        #expect(machine.handle(.remote(Self.signal(.answer, sdp: "A2")), now: 2.2) == [.applyAnswer("A2")])
+        #expect(machine.handle(.remote(Self.signal(.answer, sdp: "A3")), now: 2.3).isEmpty)  // a stray one
+        #expect(machine.state == .connected)
+    }
+
     @Test func strayAndOutOfOrderSignalsChangeNothing() {
         var (machine, _) = CallMachine.outgoing(now: 0, timeouts: Self.timeouts)
         // An offer for our own outgoing call, prAnswer, remove-candidates, online: ignored.
