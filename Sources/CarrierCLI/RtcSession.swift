@@ -1,4 +1,5 @@
 import Foundation
+import RtcCalls
 import RtcFileTransfer
 import RtcMedia
 import RtcPeer
@@ -87,7 +88,8 @@ actor RtcSession {
     private let echo: Bool
     private let trickle: Bool
     private let output: Output
-    private let writer = SignalWriter()
+    /// Signals as JSON lines on stdin/stdout (the same `RtcSignal` calls use).
+    private let signaling = StandardIOSignaling()
     private var summary: Summary
     private var started = ContinuousClock.now
     private var finished: CheckedContinuation<Void, Never>?
@@ -121,7 +123,7 @@ actor RtcSession {
         let events = await peer.events()
         let eventTask = Task { for await event in events { await handle(event) } }
         let signalTask = Task {
-            for await line in StandardInputLines.stream() { await handleSignal(line) }
+            for await input in await signaling.inputs() { await handleSignal(input) }
             finish(nil)
         }
         let timeoutTask = Task {
@@ -146,7 +148,7 @@ actor RtcSession {
             do {
                 let offer = try await peer.createOffer()
                 try await peer.setLocalDescription(offer)
-                await sendDescription(type: "offer", offer)
+                await sendDescription(type: .offer, offer)
             } catch {
                 finish("\(error)")
             }
@@ -199,7 +201,7 @@ actor RtcSession {
         if let duration = media.duration {
             Task {
                 try? await Task.sleep(for: .milliseconds(Int64(duration * 1000)))
-                await self.durationElapsed()
+                self.durationElapsed()
             }
         } else {
             durationDone = true
@@ -240,7 +242,7 @@ actor RtcSession {
     private func checkDone() {
         let sendsSomething = sendFile != nil || !senders.isEmpty || media.duration != nil
         guard summary.connected, sendsSomething, transferDone, mediaDone, durationDone else { return }
-        writer.write(SignalLine(type: "bye"))
+        say(RtcSignal(type: .bye))
         finish(nil)
     }
 
@@ -272,23 +274,25 @@ actor RtcSession {
         finished = nil
     }
 
-    private func sendDescription(type: String, _ sdp: String) async {
+    private func sendDescription(type: RtcSignal.SignalType, _ sdp: String) async {
         if trickle {
-            writer.write(SignalLine(type: type, sdp: sdp))
+            say(RtcSignal(type: type, sdp: sdp))
         } else {
             _ = await peer.waitForGatheringComplete()
-            writer.write(SignalLine(type: type, sdp: await peer.currentLocalDescription() ?? sdp))
+            say(RtcSignal(type: type, sdp: await peer.currentLocalDescription() ?? sdp))
         }
     }
 
-    private func handleSignal(_ line: String) async {
-        guard let signal = StandardInputLines.decode(line) else {
-            output.log("ignoring a line that is not a signal: \(line.prefix(80))")
+    private func say(_ signal: RtcSignal) { signaling.write(signal) }
+
+    private func handleSignal(_ input: SignalingInput) async {
+        guard case .signal(let signal, _) = input else {
+            if case .undecodable(let error, _) = input { output.log("ignoring a line that is not a signal: \(error)") }
             return
         }
         do {
             switch signal.type {
-            case "offer":
+            case .offer:
                 guard role == "answer", let sdp = signal.sdp else { return }
                 started = ContinuousClock.now
                 try await peer.setRemoteDescription(sdp)
@@ -299,16 +303,16 @@ actor RtcSession {
                 }
                 let answer = try await peer.createAnswer()
                 try await peer.setLocalDescription(answer)
-                await sendDescription(type: "answer", answer)
-            case "answer":
+                await sendDescription(type: .answer, answer)
+            case .answer:
                 guard role == "offer", let sdp = signal.sdp else { return }
                 try await peer.setRemoteDescription(sdp)
-            case "candidate":
+            case .candidate:
                 for item in signal.candidates ?? [] { try? await peer.addIceCandidate(item.sdp) }
-            case "bye":
+            case .bye:
                 finish(nil)
             default:
-                output.log("ignoring signal type \(signal.type)")
+                output.log("ignoring signal type \(signal.type.rawValue)")
             }
         } catch {
             finish("\(error)")
@@ -319,13 +323,12 @@ actor RtcSession {
         switch event {
         case .localCandidate(let candidate, let mid, let index):
             if trickle {
-                writer.write(
-                    SignalLine(
-                        type: "candidate", candidates: [.init(sdp: candidate, sdpMLineIndex: index, sdpMid: mid)]))
+                say(
+                    RtcSignal(type: .candidate, candidates: [.init(sdp: candidate, sdpMLineIndex: index, sdpMid: mid)]))
             }
         case .gatheringComplete:
             if trickle {
-                writer.write(SignalLine(type: "candidate", candidates: [.init(sdp: "", sdpMLineIndex: 0, sdpMid: nil)]))
+                say(RtcSignal(type: .candidate, candidates: [.init(sdp: "", sdpMLineIndex: 0, sdpMid: nil)]))
             }
         case .connectionStateChanged(let state):
             output.log("connection \(state.rawValue)")
@@ -374,7 +377,7 @@ actor RtcSession {
             let outcome = try await endpoint.send(path: path)
             summary.transfer = outcome
             guard outcome.ok else {
-                writer.write(SignalLine(type: "bye"))
+                say(RtcSignal(type: .bye))
                 finish("the receiver's SHA-256 does not match")
                 return
             }

@@ -22,6 +22,16 @@ public struct RtcSignal: Codable, Sendable, Equatable {
             self.sdpMLineIndex = sdpMLineIndex
             self.sdpMid = sdpMid
         }
+
+        enum CodingKeys: String, CodingKey { case sdp, sdpMLineIndex, sdpMid }
+
+        /// Some peers leave out the index or the mid; the first section is meant.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            sdp = try container.decodeIfPresent(String.self, forKey: .sdp) ?? ""
+            sdpMLineIndex = (try? container.decodeIfPresent(Int.self, forKey: .sdpMLineIndex)) ?? 0
+            sdpMid = try? container.decodeIfPresent(String.self, forKey: .sdpMid)
+        }
     }
 
     public enum Action: String, Codable, Sendable { case accept, reject }

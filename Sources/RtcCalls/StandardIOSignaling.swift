@@ -1,0 +1,50 @@
+import Foundation
+import RtcPeer
+
+/// Signals as JSON lines: one `RtcSignal` object per line read from standard
+/// input and written to standard output (`carrier rtc`, and anything wired to
+/// it). There is one peer, named `peer`. Lines are read on a thread of their
+/// own; a line that is not a signal is reported as `.undecodable`, and the
+/// stream ends when standard input does.
+public final class StandardIOSignaling: SignalingProvider, Sendable {
+    public static let peer = "peer"
+    private let lock = NSLock()
+    private let stream: AsyncStream<SignalingInput>
+    /// Longest line read (bounds what the other side can make us hold).
+    public static let maxLine = 1 << 20
+
+    public init() {
+        let (stream, continuation) = AsyncStream<SignalingInput>.makeStream()
+        self.stream = stream
+        let thread = Thread {
+            while let line = readLine(strippingNewline: true) {
+                guard !line.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+                guard line.utf8.count <= Self.maxLine else {
+                    continuation.yield(
+                        .undecodable(.undecodable("a line of \(line.utf8.count) bytes"), from: Self.peer))
+                    continue
+                }
+                do throws(SignalError) {
+                    continuation.yield(.signal(try RtcSignal.decode(Array(line.utf8)), from: Self.peer))
+                } catch {
+                    continuation.yield(.undecodable(error, from: Self.peer))
+                }
+            }
+            continuation.finish()
+        }
+        thread.name = "carrier-stdin"
+        thread.start()
+    }
+
+    public func send(_ signal: RtcSignal, to peer: String) async throws(SignalError) { write(signal) }
+
+    /// Writes one signal line now; lines from several tasks never interleave.
+    public func write(_ signal: RtcSignal) {
+        let line = signal.encoded() + [0x0A]
+        lock.withLock { FileHandle.standardOutput.write(Data(line)) }
+    }
+
+    public func inputs() async -> AsyncStream<SignalingInput> { stream }
+
+    public func iceServers() async -> [PeerConfiguration.IceServer] { [] }
+}
