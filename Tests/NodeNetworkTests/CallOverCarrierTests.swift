@@ -143,16 +143,18 @@ import Testing
         try await callee.endCall(winner)
     }
 
-    /// Bob and Carol are not friends: no call either way.
+    /// Bob and Carol are not friends (Bob never accepted Carol): Bob cannot call her,
+    /// and her invites cannot reach him.
     @Test func onlyFriendsCanCall() async throws {
         let net = try await TestNetwork.shared()
-        let clients = try await Clients(net.carol, net.bob)
+        let clients = try await Clients(net.bob, net.carol)
         defer { Task { await clients.stop() } }
-        await #expect(throws: CallError.self) { try await clients.caller.makeCall(to: net.bob.userId.description) }
-        // Nor does a raw invite from a stranger reach the call layer: the node refuses to send it.
+        #expect(await !net.bob.isFriend(net.carol.userId))
+        await #expect(throws: CallError.self) { try await clients.caller.makeCall(to: net.carol.userId.description) }
         let offer = RtcSignal(type: .offer, sdp: "v=0", callId: "stranger").encoded()
         await #expect(throws: CarrierError.self) {
             try await net.carol.sendInvite(offer, to: net.bob.userId.description + ":carrier")
         }
+        #expect(await clients.caller.activeCalls.isEmpty)
     }
 }
