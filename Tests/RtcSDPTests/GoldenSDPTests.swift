@@ -11,7 +11,7 @@ func golden(_ name: String) throws -> String {
 @Suite struct GoldenSDPTests {
     static let files = [
         "aiortc-offer", "aiortc-answer", "aiortc-datachannel-offer", "chromium-offer", "chromium-answer",
-        "gstreamer-offer",
+        "gstreamer-offer", "firefox-offer", "firefox-answer",
     ]
 
     @Test(arguments: files) func parsesAndRoundTrips(_ name: String) throws {
@@ -25,6 +25,21 @@ func golden(_ name: String) throws -> String {
             #expect(!parsed.fingerprints(for: media).isEmpty)
             #expect(parsed.setup(for: media) != nil)
         }
+    }
+
+    /// Firefox puts the fingerprint and the direction at session level, gives extmap
+    /// entries a direction, and lists RTP and RTCP candidates, IPv6 and TCP ones.
+    @Test func firefoxOfferWithSessionLevelFingerprint() throws {
+        let offer = try SessionDescription(parsing: try golden("firefox-offer"))
+        #expect(offer.media.map(\.kind) == ["audio", "video", "application"])
+        #expect(offer.groups.first?.mids == ["0", "1", "2"])
+        let audio = offer.media[0]
+        #expect(offer.fingerprints(for: audio).first?.algorithm == "sha-256")
+        #expect(audio.codecs.contains { $0.name.lowercased() == "opus" && $0.clockRate == 48000 })
+        #expect(audio.headerExtensions.contains { $0.uri == "urn:ietf:params:rtp-hdrext:sdes:mid" })
+        #expect(audio.candidates.contains { $0.transport.lowercased() == "tcp" })
+        #expect(offer.media[1].codecs.contains { $0.name == "VP8" })
+        #expect(offer.media[2].isDataChannel && offer.media[2].sctpPort == 5000)
     }
 
     @Test func chromiumOffer() throws {
