@@ -66,27 +66,14 @@ struct RtcCommand: Command {
                 .init(url: turn, username: arguments.value("--turn-user"), credential: arguments.value("--turn-pass"))
             ]
         }
-        var media = MediaOptions(
-            audio: arguments.value("--audio"), video: arguments.value("--video"), record: arguments.value("--record"),
-            loop: arguments.flag("--loop"))
-        if let list = arguments.value("--record-formats") {
-            let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            let formats = names.compactMap(MediaReceiver.RecordFormat.init(rawValue:))
-            guard formats.count == names.count, !formats.isEmpty else {
-                throw UsageError("--record-formats takes a list of wav, opus, ivf, y4m, not \(list)")
-            }
-            media.recordFormats = Set(formats)
-        }
-        if arguments.value("--duration") != nil {
-            media.duration = try arguments.seconds("--duration", default: 0).milliseconds / 1000
-        }
-        for path in [media.audio, media.video].compactMap({ $0 }) where !FileManager.default.fileExists(atPath: path) {
-            throw UsageError("no such media file: \(path)")
-        }
+        let media = try CallOptions.media(arguments)
+        let duration: Double? =
+            arguments.value("--duration") != nil
+            ? try arguments.seconds("--duration", default: 0).milliseconds / 1000 : nil
         let session = try RtcSession(
             role: role, configuration: configuration, sendFile: arguments.value("--send-file"),
             receiveDirectory: arguments.value("--receive-dir"), echo: arguments.flag("--echo"),
-            trickle: !arguments.flag("--no-trickle"), media: media, output: global.output)
+            trickle: !arguments.flag("--no-trickle"), media: media, duration: duration, output: global.output)
         let summary = await session.run(timeout: try arguments.seconds("--timeout", default: 120))
         let json = Output.encode(summary.json)
         if let path = arguments.value("--stats") {

@@ -5,17 +5,6 @@ import RtcMedia
 import RtcPeer
 import RtcSCTP
 
-/// What `carrier rtc` sends and records besides the data channel.
-struct MediaOptions: Sendable {
-    var audio: String?
-    var video: String?
-    var record: String?
-    var recordFormats = MediaReceiver.RecordFormat.all
-    var duration: Double?
-    var loop = false
-    var liveStats = true
-}
-
 /// One `carrier rtc` run: a peer connection, its signaling on stdin/stdout,
 /// and what it does on the data channel.
 actor RtcSession {
@@ -95,7 +84,9 @@ actor RtcSession {
     private var finished: CheckedContinuation<Void, Never>?
     private var done = false
     private var endpoint: FileTransferEndpoint?
-    private let media: MediaOptions
+    private let media: CallMedia
+    /// Seconds of media before hanging up, if set.
+    private let duration: Double?
     private var senders: [MediaSender] = []
     private var receivers: [MediaReceiver] = []
     private let recordingClock = RecordingClock()
@@ -105,9 +96,10 @@ actor RtcSession {
 
     init(
         role: String, configuration: PeerConfiguration, sendFile: String?, receiveDirectory: String?, echo: Bool,
-        trickle: Bool, media: MediaOptions = MediaOptions(), output: Output
+        trickle: Bool, media: CallMedia = CallMedia(), duration: Double? = nil, output: Output
     ) throws {
         self.media = media
+        self.duration = duration
         peer = try PeerConnection(configuration: configuration)
         self.role = role
         self.sendFile = sendFile
@@ -137,10 +129,10 @@ actor RtcSession {
         if role == "offer" {
             started = ContinuousClock.now
             // Audio and video sections when there is something to send or to record.
-            if media.audio != nil || media.record != nil {
+            if media.audio != nil || media.recordDirectory != nil {
                 _ = await peer.addTransceiver(.audio, direction: media.audio != nil ? .sendrecv : .recvonly)
             }
-            if media.video != nil || media.record != nil {
+            if media.video != nil || media.recordDirectory != nil {
                 _ = await peer.addTransceiver(.video, direction: media.video != nil ? .sendrecv : .recvonly)
             }
             let channel = await peer.createDataChannel(DataChannelParameters(label: "data"))
@@ -185,7 +177,7 @@ actor RtcSession {
                 let source = try MediaSources.open(path)
                 output.log("sending \(info.kind.rawValue) on mid \(info.mid): \(source.label)")
                 let sender = MediaSender(
-                    peer: peer, mid: info.mid, source: source, loop: media.loop, duration: media.duration)
+                    peer: peer, mid: info.mid, source: source, loop: media.loop, duration: duration)
                 senders.append(sender)
                 await sender.start()
                 Task {
@@ -198,7 +190,7 @@ actor RtcSession {
             }
         }
         mediaDone = senders.isEmpty
-        if let duration = media.duration {
+        if let duration {
             Task {
                 try? await Task.sleep(for: .milliseconds(Int64(duration * 1000)))
                 self.durationElapsed()
@@ -211,13 +203,9 @@ actor RtcSession {
 
     private func startReceiving(mid: String, kind: MediaKind) async {
         guard !receivers.contains(where: { $0.mid == mid }) else { return }
-        var recording: MediaReceiver.Recording?
-        if let directory = media.record {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let name = receivers.contains { $0.kind == kind } ? "\(kind.rawValue)-\(mid)" : kind.rawValue
-            recording = .init(directory: directory, name: name, clock: recordingClock, formats: media.recordFormats)
-        }
-        let receiver = MediaReceiver(peer: peer, mid: mid, kind: kind, recording: recording)
+        let receiver = MediaReceiver.forTrack(
+            peer: peer, mid: mid, kind: kind, recordInto: media.recordDirectory, formats: media.recordFormats,
+            clock: recordingClock, alongside: receivers)
         receivers.append(receiver)
         await receiver.start()
     }
@@ -240,7 +228,7 @@ actor RtcSession {
     /// Says bye and ends once everything asked for is done. A run with only
     /// things to receive waits for the peer's bye (or the duration).
     private func checkDone() {
-        let sendsSomething = sendFile != nil || !senders.isEmpty || media.duration != nil
+        let sendsSomething = sendFile != nil || !senders.isEmpty || duration != nil
         guard summary.connected, sendsSomething, transferDone, mediaDone, durationDone else { return }
         say(RtcSignal(type: .bye))
         finish(nil)
@@ -248,7 +236,7 @@ actor RtcSession {
 
     /// One line a second on stderr while media flows.
     private func printLiveStats() async {
-        guard media.liveStats, summary.connected, !senders.isEmpty || !receivers.isEmpty else { return }
+        guard summary.connected, !senders.isEmpty || !receivers.isEmpty else { return }
         var parts: [String] = []
         for sender in senders {
             let stats = await sender.currentStats()

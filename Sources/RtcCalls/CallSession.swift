@@ -215,13 +215,9 @@ actor CallSession {
 
     private func startReceiving(mid: String, kind: MediaKind) async {
         guard !receivers.contains(where: { $0.mid == mid }) else { return }
-        var recording: MediaReceiver.Recording?
-        if let directory = media.recordDirectory {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let name = receivers.contains { $0.kind == kind } ? "\(kind.rawValue)-\(mid)" : kind.rawValue
-            recording = .init(directory: directory, name: name, clock: recordingClock, formats: media.recordFormats)
-        }
-        let receiver = MediaReceiver(peer: peer, mid: mid, kind: kind, recording: recording)
+        let receiver = MediaReceiver.forTrack(
+            peer: peer, mid: mid, kind: kind, recordInto: media.recordDirectory, formats: media.recordFormats,
+            clock: recordingClock, alongside: receivers)
         receivers.append(receiver)
         await receiver.start()
     }

@@ -103,6 +103,21 @@ public actor MediaReceiver {
         }
     }
 
+    /// A receiver for a track that records into `directory` (if any) under the
+    /// track's kind, or kind-mid when another receiver already records that kind.
+    public static func forTrack(
+        peer: PeerConnection, mid: String, kind: MediaKind, recordInto directory: String?,
+        formats: Set<RecordFormat> = RecordFormat.all, clock: RecordingClock, alongside others: [MediaReceiver]
+    ) -> MediaReceiver {
+        var recording: Recording?
+        if let directory {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let name = others.contains { $0.kind == kind } ? "\(kind.rawValue)-\(mid)" : kind.rawValue
+            recording = Recording(directory: directory, name: name, clock: clock, formats: formats)
+        }
+        return MediaReceiver(peer: peer, mid: mid, kind: kind, recording: recording)
+    }
+
     public func start() async {
         guard tasks.isEmpty else { return }
         let packets = await peer.receivedRtp(mid: mid)

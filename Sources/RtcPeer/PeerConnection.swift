@@ -108,6 +108,7 @@ public actor PeerConnection {
     // MARK: Media sections and channels
 
     /// Adds a media section (audio or video) that sends and/or receives.
+    @discardableResult
     public func addTransceiver(_ kind: MediaKind, direction: Direction = .sendrecv) -> TransceiverInfo {
         let mid = allocateMid()
         let transceiver = Transceiver(
