@@ -216,6 +216,10 @@ public actor CallClient {
             ?? sessions.first(where: { $0.value.peerId == peer })?.key ?? "legacy-\(peer)"
         if let session = sessions[id] {
             guard session.peerId == peer else { return }  // someone else's call id: ignored
+            if signal.type == .bye, await lostGlare(session) {
+                session.post(.lostGlare)
+                return
+            }
             session.post(.remote(signal))
             return
         }
@@ -230,8 +234,12 @@ public actor CallClient {
         guard finished[id] == nil else { return }  // an old offer replayed
         // Both called at once: the call with the greater id goes on, on both sides.
         // Ours wins: the peer drops its own call when our offer reaches it (here in
-        // `route`, or in `makeCall` if ours arrived before it placed its call).
-        if let survivor = await resolveGlare(peer: peer, incomingId: id), survivor != id { return }
+        // `route`, or in `makeCall` if ours arrived before it placed its call); the bye
+        // makes sure, should it have taken ours as an incoming call first.
+        if let survivor = await resolveGlare(peer: peer, incomingId: id), survivor != id {
+            try? await provider.send(RtcSignal(type: .bye, reason: .busy, callId: signal.callId), to: peer)
+            return
+        }
         let options = signal.options ?? [.audio]
         let call = Call(id: id, peer: peer, direction: .incoming, options: options)
         let connection: PeerConnection
@@ -244,6 +252,14 @@ public actor CallClient {
             try? await provider.send(RtcSignal(type: .event, callId: signal.callId, event: .ringing), to: peer)
         }
         for early in early.removeValue(forKey: id) ?? [] { session.post(.remote(early)) }
+    }
+
+    /// A bye for a ringing call while a call with the same peer and a greater id
+    /// exists: the peer's side of a glare, not a refusal.
+    private func lostGlare(_ session: CallSession) async -> Bool {
+        let call = await session.call
+        guard call.state == .ringing || call.state == .remoteRinging else { return false }
+        return sessions.contains { $0.key > call.id && $0.value.peerId == call.peer }
     }
 
     /// Glare: an offer from a peer we are calling ourselves, neither answered.

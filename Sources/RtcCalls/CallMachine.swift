@@ -31,7 +31,7 @@ public struct CallMachine: Sendable {
         case transportFailed
         /// A signal could not be delivered to the peer.
         case undeliverable
-        /// Both sides called each other at once and the other call goes on.
+        /// Both sides called each other at once and the other call goes on (a bye busy is sent).
         case lostGlare
         /// We offer again on a call under way (a new section, or an ICE restart).
         case renegotiate(iceRestart: Bool)
@@ -138,8 +138,9 @@ public struct CallMachine: Sendable {
             // The peer cannot be reached: nothing more can be said to it.
             return end(.error, bye: nil)
         case .lostGlare:
-            // The peer drops our offer as we drop theirs: no bye.
-            return end(.glare, bye: nil)
+            // A bye (busy, which every peer knows) makes sure the peer forgets this call
+            // even if it had taken our offer as an incoming call.
+            return end(.glare, bye: .busy)
         case .renegotiate(let iceRestart):
             guard state == .connected || state == .disconnected, !awaitingAnswer else { return [] }
             awaitingAnswer = true

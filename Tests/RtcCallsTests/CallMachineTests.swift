@@ -112,9 +112,11 @@ import Testing
         #expect(machine.endReason == .failed)
     }
 
-    @Test func glareAndUndeliverableSignalsEndWithoutABye() {
+    @Test func glareEndsWithABusyByeAndUndeliverableWithout() {
         var (glare, _) = CallMachine.outgoing(now: 0, timeouts: Self.timeouts)
-        #expect(glare.handle(.lostGlare, now: 0.1) == [.close, .stateChanged(.ended)])
+        #expect(
+            glare.handle(.lostGlare, now: 0.1)
+                == [.send(RtcSignal(type: .bye, reason: .busy)), .close, .stateChanged(.ended)])
         #expect(glare.endReason == .glare)
         var (lost, _) = CallMachine.outgoing(now: 0, timeouts: Self.timeouts)
         #expect(lost.handle(.undeliverable, now: 0.1) == [.close, .stateChanged(.ended)])
