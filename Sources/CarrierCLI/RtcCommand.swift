@@ -43,7 +43,7 @@ struct RtcCommand: Command {
         audio and a video section when it sends or records them.
 
         Summary fields: role, connected, setupMs (createOffer, or the offer's arrival,
-        to connected), bytes, MBps, sha256, ok, selectedPair {local, remote}, and with
+        to connected), iceMs (the same to ICE connected; the rest is DTLS), bytes, MBps, sha256, ok, selectedPair {local, remote}, and with
         media: media {sent: [...], received: [...]} (per track: kind, mid, packets,
         bytes, frames, lost, nacks, plis, seconds, …) and recordings (file paths).
         Exit 0 if the connection came up and every requested transfer completed.

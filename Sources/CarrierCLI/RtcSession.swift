@@ -12,6 +12,8 @@ actor RtcSession {
         var role: String
         var connected = false
         var setupMs: Double?
+        /// Of setupMs, the part until ICE connected (the rest is the DTLS handshake).
+        var iceMs: Double?
         var transfer: FileTransferEndpoint.Outcome?
         var selectedPair: (local: String, remote: String)?
         var error: String?
@@ -24,6 +26,7 @@ actor RtcSession {
         var json: [String: any Sendable] {
             var object: [String: any Sendable] = ["role": role, "connected": connected, "ok": succeeded]
             if let setupMs { object["setupMs"] = setupMs }
+            if let iceMs { object["iceMs"] = iceMs }
             if let transfer {
                 object["bytes"] = Int(transfer.bytes)
                 object["sha256"] = transfer.sha256
@@ -264,7 +267,9 @@ actor RtcSession {
 
     private func sendDescription(type: RtcSignal.SignalType, _ sdp: String) async {
         if trickle {
-            say(RtcSignal(type: type, sdp: sdp))
+            // The candidates gathered so far (host candidates are there at once) ride in the
+            // description, saving the peer a wait for them; later ones are trickled.
+            say(RtcSignal(type: type, sdp: await peer.currentLocalDescription() ?? sdp))
         } else {
             _ = await peer.waitForGatheringComplete()
             say(RtcSignal(type: type, sdp: await peer.currentLocalDescription() ?? sdp))
@@ -317,6 +322,10 @@ actor RtcSession {
         case .gatheringComplete:
             if trickle {
                 say(RtcSignal(type: .candidate, candidates: [.init(sdp: "", sdpMLineIndex: 0, sdpMid: nil)]))
+            }
+        case .iceStateChanged(let iceState):
+            if iceState == .connected || iceState == .completed, summary.iceMs == nil {
+                summary.iceMs = rounded((ContinuousClock.now - started).milliseconds)
             }
         case .connectionStateChanged(let state):
             output.log("connection \(state.rawValue)")

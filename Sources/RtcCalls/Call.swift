@@ -47,6 +47,8 @@ public struct Call: Sendable, Equatable, Identifiable {
     public var connectedDate: Date?
     public var endDate: Date?
     public var endReason: EndReason?
+    /// What went wrong, for `error` (a signal that could not be sent and why, an SDP we could not use).
+    public var endDetail: String?
 
     public init(
         id: String, peer: String, direction: Direction, options: [RtcSignal.MediaOption], startDate: Date = Date()

@@ -30,6 +30,7 @@ actor CallSession {
     private var setupStarted = ContinuousClock.now
     private(set) var setupMs: Double?
     private var remoteIsThisStack = false
+    private var failure: String?
     /// Off: files go as JSON chunks even to this stack (to test what reference peers get).
     private let fileFastPath: Bool
     /// Seconds without a packet after which a connected call counts as disconnected.
@@ -132,6 +133,7 @@ actor CallSession {
                 if state == .ended {
                     call.endDate = Date()
                     call.endReason = machine.endReason
+                    call.endDetail = failure
                     report(.ended(call))
                 } else {
                     report(.stateChanged(call))
@@ -139,6 +141,7 @@ actor CallSession {
             }
         } catch {
             // An SDP we cannot use: the call cannot go on.
+            failure = failure ?? "\(error)"
             post(.hangUp)
         }
     }
@@ -164,6 +167,7 @@ actor CallSession {
         var signal = signal
         signal.callId = id
         do { try await provider.send(signal, to: peerId) } catch {
+            failure = failure ?? "\(signal.type.rawValue): \(error)"
             post(.undeliverable)
         }
     }

@@ -65,6 +65,9 @@ public actor PeerConnection {
 
     public init(configuration: PeerConfiguration = PeerConfiguration()) throws {
         self.configuration = configuration
+        // libsrtp's one-time start (self-tests) takes ~17 ms: do it now, off the
+        // connection's path, not when the DTLS handshake ends.
+        SrtpSession.prepareInBackground()
         certificate = try DtlsCertificate()
         let (transportEvents, transportSink) = AsyncStream<SecureTransport.Event>.makeStream()
         let directory = self.directory

@@ -1,4 +1,5 @@
 import CSrtp
+import Dispatch
 
 /// One direction of SRTP/SRTCP protection on libsrtp2: an outbound session
 /// protects what we send, an inbound one checks and decrypts what arrives,
@@ -34,6 +35,12 @@ public final class SrtpSession {
     /// another part of the process initialised it already; srtp_create reports
     /// any real problem.
     private static let initialized: Void = { _ = srtp_init() }()
+
+    /// Starts libsrtp (srtp_init runs its crypto self-tests, ~17 ms) on a
+    /// background thread; the first session waits for it if it is not done.
+    public static func prepareInBackground() {
+        DispatchQueue.global(qos: .userInitiated).async { _ = initialized }
+    }
 
     public init(profile: SrtpProfile, key: [UInt8], salt: [UInt8], direction: Direction) throws(SrtpFailure) {
         guard key.count == profile.keyLength, salt.count == profile.saltLength else { throw .badKey }

@@ -157,4 +157,15 @@ import Testing
         }
         #expect(await clients.caller.activeCalls.isEmpty)
     }
+
+    /// A signal over the 8 KB invite limit is refused with a clear error, never cut.
+    @Test func aSignalTooLargeForAnInviteIsAClearError() async throws {
+        let net = try await TestNetwork.shared()
+        let provider = try await CarrierSignalingProvider(carrier: net.alice)
+        let huge = RtcSignal(type: .offer, sdp: String(repeating: "a=x-filler\r\n", count: 800), callId: "big")
+        await #expect(throws: SignalError.tooLarge(huge.encoded().count)) {
+            try await provider.send(huge, to: net.bob.userId.description)
+        }
+        #expect(SignalError.tooLarge(9000).description.contains("8 KB"))
+    }
 }
