@@ -94,6 +94,8 @@ actor RtcSession {
     private var receivers: [MediaReceiver] = []
     private let recordingClock = RecordingClock()
     private var transferDone = false
+    private var described = false
+    private var heldCandidates: [RtcSignal] = []
     private var mediaDone = false
     private var durationDone = false
 
@@ -270,6 +272,9 @@ actor RtcSession {
             // The candidates gathered so far (host candidates are there at once) ride in the
             // description, saving the peer a wait for them; later ones are trickled.
             say(RtcSignal(type: type, sdp: await peer.currentLocalDescription() ?? sdp))
+            described = true
+            for candidate in heldCandidates { say(candidate) }
+            heldCandidates = []
         } else {
             _ = await peer.waitForGatheringComplete()
             say(RtcSignal(type: type, sdp: await peer.currentLocalDescription() ?? sdp))
@@ -277,6 +282,11 @@ actor RtcSession {
     }
 
     private func say(_ signal: RtcSignal) { signaling.write(signal) }
+
+    /// Candidates go out only after our description (a peer cannot use them before it).
+    private func sayCandidate(_ signal: RtcSignal) {
+        if described { say(signal) } else { heldCandidates.append(signal) }
+    }
 
     private func handleSignal(_ input: SignalingInput) async {
         guard case .signal(let signal, _) = input else {
@@ -316,12 +326,12 @@ actor RtcSession {
         switch event {
         case .localCandidate(let candidate, let mid, let index):
             if trickle {
-                say(
+                sayCandidate(
                     RtcSignal(type: .candidate, candidates: [.init(sdp: candidate, sdpMLineIndex: index, sdpMid: mid)]))
             }
         case .gatheringComplete:
             if trickle {
-                say(RtcSignal(type: .candidate, candidates: [.init(sdp: "", sdpMLineIndex: 0, sdpMid: nil)]))
+                sayCandidate(RtcSignal(type: .candidate, candidates: [.init(sdp: "", sdpMLineIndex: 0, sdpMid: nil)]))
             }
         case .iceStateChanged(let iceState):
             if iceState == .connected || iceState == .completed, summary.iceMs == nil {
