@@ -4,6 +4,9 @@ import CVpx
 /// VP8 decoder (libvpx). Not thread-safe: one owner decodes at a time.
 public final class Vp8VideoDecoder: @unchecked Sendable {
     private var context = vpx_codec_ctx_t()
+    /// The last picture's bytes: reused when the caller let go of the previous
+    /// picture (copy-on-write keeps one it still holds intact).
+    private var buffer: [UInt8] = []
 
     public init(threads: Int = 1) throws(CodecError) {
         guard cshim_vpx_vp8_decoder_init(&context, UInt32(max(threads, 1))) == VPX_CODEC_OK else {
@@ -24,15 +27,18 @@ public final class Vp8VideoDecoder: @unchecked Sendable {
         }
         var iterator: vpx_codec_iter_t?
         var picture: VideoFrame?
-        while let image = vpx_codec_get_frame(&context, &iterator) { picture = Self.copy(image.pointee) }
+        while let image = vpx_codec_get_frame(&context, &iterator) { picture = copy(image.pointee) }
         return picture
     }
 
     /// Packs the image's three planes (which have strides) into one I420 buffer.
-    static func copy(_ image: vpx_image_t) -> VideoFrame {
+    private func copy(_ image: vpx_image_t) -> VideoFrame {
         let width = Int(image.d_w)
         let height = Int(image.d_h)
-        var data = [UInt8](repeating: 0, count: VideoFrame.byteCount(width: width, height: height))
+        let size = VideoFrame.byteCount(width: width, height: height)
+        if buffer.count != size { buffer = [UInt8](repeating: 0, count: size) }
+        var data = buffer
+        buffer = []  // `data` is now the only reference: written in place
         let planes = [
             (image.planes.0, Int(image.stride.0), width, height),
             (image.planes.1, Int(image.stride.1), (width + 1) / 2, (height + 1) / 2),
@@ -48,6 +54,7 @@ public final class Vp8VideoDecoder: @unchecked Sendable {
                 offset += planeWidth * planeHeight
             }
         }
+        buffer = data
         return VideoFrame(width: width, height: height, data: data)
     }
 }

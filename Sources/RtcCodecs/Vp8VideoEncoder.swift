@@ -85,9 +85,11 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
         else {
             throw .badInput("frame is \(frame.width)x\(frame.height), encoder is \(settings.width)x\(settings.height)")
         }
-        var data = frame.data
-        let status = data.withUnsafeMutableBufferPointer { buffer -> vpx_codec_err_t in
-            vpx_img_wrap(&image, VPX_IMG_FMT_I420, UInt32(frame.width), UInt32(frame.height), 1, buffer.baseAddress)
+        // libvpx reads the picture and never writes it: wrap the caller's bytes, no copy.
+        let status = frame.data.withUnsafeBufferPointer { buffer -> vpx_codec_err_t in
+            vpx_img_wrap(
+                &image, VPX_IMG_FMT_I420, UInt32(frame.width), UInt32(frame.height), 1,
+                UnsafeMutablePointer(mutating: buffer.baseAddress))
             let flags: vpx_enc_frame_flags_t = keyframe ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
             return vpx_codec_encode(&context, &image, frameIndex, 1, flags, UInt(VPX_DL_REALTIME))
         }

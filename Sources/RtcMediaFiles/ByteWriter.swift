@@ -46,31 +46,45 @@ struct LittleEndianReader {
 
 /// A file written from the start, whose header can be rewritten in place so that
 /// the file is valid after every write (a recording cut short stays playable).
+/// Appends go straight from the caller's buffers to the kernel (pwrite/writev at
+/// the end offset it keeps), with no copy on the way: a decoded 640x480 picture
+/// is 460 KB, thirty times a second.
 final class HeaderedFile {
-    private let handle: FileHandle
+    private let descriptor: Int32
+    private var end: off_t = 0
     let path: String
 
     init(path: String) throws(MediaFileError) {
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-            let handle = FileHandle(forWritingAtPath: path)
-        else { throw .cannotOpen(path) }
-        self.handle = handle
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .cannotOpen(path) }
+        self.descriptor = descriptor
         self.path = path
     }
 
-    func append(_ bytes: [UInt8]) throws(MediaFileError) {
-        do {
-            try handle.seekToEnd()
-            try handle.write(contentsOf: bytes)
-        } catch { throw .writeFailed("\(path): \(error)") }
+    func append(_ bytes: [UInt8]) throws(MediaFileError) { try append(bytes, []) }
+
+    /// Appends two buffers in one system call (a frame header and its body).
+    func append(_ first: [UInt8], _ second: [UInt8]) throws(MediaFileError) {
+        let total = first.count + second.count
+        let written = first.withUnsafeBytes { a in
+            second.withUnsafeBytes { b in
+                var vectors = [
+                    iovec(iov_base: UnsafeMutableRawPointer(mutating: a.baseAddress), iov_len: a.count),
+                    iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress), iov_len: b.count),
+                ]
+                return pwritev(descriptor, &vectors, b.count > 0 ? 2 : 1, end)
+            }
+        }
+        guard written == total else {
+            throw .writeFailed("\(path): \(written < 0 ? String(cString: strerror(errno)) : "short write")")
+        }
+        end += off_t(total)
     }
 
     func overwrite(at offset: UInt64, _ bytes: [UInt8]) throws(MediaFileError) {
-        do {
-            try handle.seek(toOffset: offset)
-            try handle.write(contentsOf: bytes)
-        } catch { throw .writeFailed("\(path): \(error)") }
+        let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
+        guard written == bytes.count else { throw .writeFailed("\(path): cannot rewrite the header") }
     }
 
-    func close() { try? handle.close() }
+    func close() { _ = Glibc.close(descriptor) }
 }

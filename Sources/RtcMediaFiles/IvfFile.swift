@@ -82,7 +82,7 @@ public final class IvfWriter: @unchecked Sendable {
         var header = ByteWriter()
         header.u32(UInt32(frame.count))
         header.u64(milliseconds)
-        try file.append(header.bytes + frame)
+        try file.append(header.bytes, frame)
         count += 1
         // The next frame is due about one frame interval later: count this one's time too.
         let interval = count > 1 ? (milliseconds - first) / UInt64(count - 1) : 33

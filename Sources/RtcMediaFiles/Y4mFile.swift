@@ -22,6 +22,17 @@ public struct Y4mFile: Sendable {
         return VideoFrame(width: width, height: height, data: Array(data[start..<start + bytes]))
     }
 
+    /// Copies a picture into `buffer` (resized if needed), reusing its storage:
+    /// a source reading frame after frame allocates nothing.
+    public func copyFrame(at index: Int, into buffer: inout [UInt8]) -> Bool {
+        guard offsets.indices.contains(index) else { return false }
+        let bytes = VideoFrame.byteCount(width: width, height: height)
+        if buffer.count != bytes { buffer = [UInt8](repeating: 0, count: bytes) }
+        let start = data.startIndex + offsets[index]
+        buffer.withUnsafeMutableBytes { _ = data.copyBytes(to: $0, from: start..<start + bytes) }
+        return true
+    }
+
     /// Every picture, read at once (for checks on small files).
     public var frames: [VideoFrame] { (0..<frameCount).compactMap { frame(at: $0) } }
 
@@ -94,12 +105,13 @@ public final class Y4mWriter: @unchecked Sendable {
     }
 
     public var path: String { file.path }
+    private static let frameHeader = Array("FRAME\n".utf8)
 
     public func append(_ frame: VideoFrame) throws(MediaFileError) {
         guard frame.width == width, frame.height == height else {
             throw .writeFailed("\(file.path): picture is \(frame.width)x\(frame.height), file is \(width)x\(height)")
         }
-        try file.append(Array("FRAME\n".utf8) + frame.data)
+        try file.append(Self.frameHeader, frame.data)
         framesWritten += 1
     }
 
