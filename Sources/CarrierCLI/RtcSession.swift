@@ -163,6 +163,7 @@ actor RtcSession {
             summary.sent.append(await sender.currentStats())
         }
         for receiver in receivers { summary.received.append(await receiver.stop()) }
+        if summary.transfer == nil { summary.transfer = receivedFiles.value }
         await peer.close()
         for task in [eventTask, signalTask, timeoutTask, interruptTask] { task.cancel() }
         return summary
@@ -366,7 +367,12 @@ actor RtcSession {
                     "\(progress.sending ? "sending" : "receiving") \(progress.name): \(progress.bytes)/\(progress.total) bytes (\(percent)%)"
                 )
             },
-            onReceived: { outcome in Task { await self.received(outcome) } })
+            onReceived: { [receivedFiles] outcome in
+                // Kept at once (not through a task), so a bye that follows the ack cannot overtake it.
+                receivedFiles.set(outcome)
+                output.log(
+                    "received \(outcome.name): \(outcome.bytes) bytes, \(outcome.ok ? "sha256 ok" : "sha256 MISMATCH")")
+            })
         self.endpoint = endpoint
         Task {
             await endpoint.start()
@@ -395,10 +401,7 @@ actor RtcSession {
         }
     }
 
-    private func received(_ outcome: FileTransferEndpoint.Outcome) {
-        summary.transfer = outcome
-        output.log("received \(outcome.name): \(outcome.bytes) bytes, \(outcome.ok ? "sha256 ok" : "sha256 MISMATCH")")
-    }
+    private let receivedFiles = FileOutcomeBox()
 }
 
 extension MediaSender.Stats {

@@ -385,12 +385,14 @@ public actor FileTransferEndpoint {
         } else {
             try? FileManager.default.removeItem(atPath: current.temporaryPath)
         }
-        try? channel.send(
-            FileMessage.ack(name: current.name, size: current.received, sha256: actual, ok: ok && path != nil).json)
+        // The application hears of the file before the sender hears the ack (and
+        // perhaps ends the connection).
         onReceived(
             Outcome(
                 name: current.name, bytes: current.received, sha256: actual, ok: ok && path != nil,
                 seconds: seconds(since: current.started), path: path))
+        try? channel.send(
+            FileMessage.ack(name: current.name, size: current.received, sha256: actual, ok: ok && path != nil).json)
     }
 
     private func abortReceiving(cancelled: Bool = false, tellPeer: Bool = true) {

@@ -121,10 +121,8 @@ public actor MediaReceiver {
     public func start() async {
         guard tasks.isEmpty else { return }
         let packets = await peer.receivedRtp(mid: mid)
-        tasks.append(
-            Task { [weak self] in
-                for await received in packets { await self?.receive(received.packet) }
-            })
+        // The loop runs on this actor, not one hop per packet; it ends with the stream or `stop`.
+        tasks.append(Task { [weak self] in await self?.pump(packets) })
         tasks.append(
             Task { [weak self] in
                 while !Task.isCancelled {
@@ -132,6 +130,10 @@ public actor MediaReceiver {
                     await self?.tick()
                 }
             })
+    }
+
+    private func pump(_ packets: AsyncStream<ReceivedRtp>) async {
+        for await received in packets { receive(received.packet) }
     }
 
     /// Stops receiving, writes what the jitter buffer still holds, and closes the files.

@@ -159,17 +159,14 @@ public actor MediaSender {
             payloads = Vp8Payload.packetize(sample.data, pictureId: pictureId)
             pictureId = (pictureId + 1) & 0x7FFF
         }
-        for (index, payload) in payloads.enumerated() {
-            let last = index == payloads.count - 1
-            do {
-                try await peer.sendRtp(mid: mid, payload: payload, timestamp: timestamp, marker: kind == .video && last)
-            } catch {
-                lastError = "\(error)"
-                return
-            }
-            stats.packetsSent += 1
-            stats.bytesSent += payload.count
+        do {
+            try await peer.sendRtp(mid: mid, payloads: payloads, timestamp: timestamp, marker: kind == .video)
+        } catch {
+            lastError = "\(error)"
+            return
         }
+        stats.packetsSent += payloads.count
+        stats.bytesSent += payloads.reduce(0) { $0 + $1.count }
         stats.framesSent += 1
         if sample.isKeyframe { stats.keyframesSent += 1 }
     }

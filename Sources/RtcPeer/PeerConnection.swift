@@ -84,12 +84,16 @@ public actor PeerConnection {
                 transportSink.yield(event)
             }
         }
-        Task { [weak self] in
-            for await event in transportEvents {
-                guard let self else { return }
-                await self.handle(event)
-            }
-        }
+        self.transportSink = transportSink
+        // The loop runs on this actor: no hop per event (every RTP packet is one).
+        // It ends when `close` finishes the stream.
+        Task { [weak self] in await self?.pump(transportEvents) }
+    }
+
+    private let transportSink: AsyncStream<SecureTransport.Event>.Continuation
+
+    private func pump(_ events: AsyncStream<SecureTransport.Event>) async {
+        for await event in events { handle(event) }
     }
 
     /// A stream of this connection's events from now on; each call gives a new subscriber.
@@ -655,6 +659,14 @@ public actor PeerConnection {
         if transceiver.packetsSent == 1 { sendReports() }
     }
 
+    /// Sends the packets of one frame (same timestamp) in one call; the marker
+    /// goes on the last when `marker` is set (video frames).
+    public func sendRtp(mid: String, payloads: [[UInt8]], timestamp: UInt32, marker: Bool) throws(PeerError) {
+        for (index, payload) in payloads.enumerated() {
+            try sendRtp(mid: mid, payload: payload, timestamp: timestamp, marker: marker && index == payloads.count - 1)
+        }
+    }
+
     /// Asks the peer to resend lost packets of a stream it sends us (generic NACK, RFC 4585 §6.2.1).
     public func sendNack(mid: String, mediaSsrc: UInt32, sequences: [UInt16]) {
         guard state == .connected, !sequences.isEmpty, let sender = transceivers.first?.info.sendSsrc,
@@ -819,6 +831,7 @@ public actor PeerConnection {
             transceivers[index].received = nil
         }
         transport.close()
+        transportSink.finish()
         association = nil
         setState(.closed)
         state = .closed
