@@ -76,11 +76,23 @@ public actor CallClient {
 
     private func emit(_ event: CallEvent) {
         if case .ended(let call) = event {
-            finished[call.id.lowercased()] = call
-            sessions[call.id.lowercased()] = nil
+            let id = call.id.lowercased()
+            finished[id] = call
+            if let session = sessions.removeValue(forKey: id) { endedSessions[id] = session }
+            endedOrder.append(id)
+            // A bot runs for long: keep the last calls' outcome and statistics, not all of them.
+            while endedOrder.count > Self.endedCallsKept {
+                let oldest = endedOrder.removeFirst()
+                finished[oldest] = nil
+                endedSessions[oldest] = nil
+            }
         }
         for continuation in subscribers.values { continuation.yield(event) }
     }
+
+    /// Ended calls whose `call(_:)` and `mediaStats(_:)` stay available.
+    public static let endedCallsKept = 256
+    private var endedOrder: [String] = []
 
     // MARK: Calls
 
@@ -168,6 +180,7 @@ public actor CallClient {
         return CallMediaStats(sent: sent, received: received, setupMs: await session.setupMs)
     }
 
+    /// Sessions of ended calls, for their last statistics (bounded with `finished`).
     private var endedSessions: [String: CallSession] = [:]
 
     private func session(_ callId: String) throws -> CallSession {
@@ -188,7 +201,6 @@ public actor CallClient {
         let session = CallSession(
             call: call, machine: machine, peer: connection, provider: provider, media: media,
             fileFastPath: configuration.fileFastPath, report: { [weak self] event in Task { await self?.emit(event) } })
-        endedSessions[call.id.lowercased()] = session
         return session
     }
 
