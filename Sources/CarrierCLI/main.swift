@@ -1,10 +1,12 @@
 import CarrierNode
 import Foundation
 
-/// `carrier`: a headless node on the Carrier-style P2P network.
+/// `carrier`: a headless node on the Carrier-style P2P network, and its call stack.
 /// Exit codes: 0 success, 1 failure (the error is on stderr), 2 usage error.
 let topHelp = """
-    carrier: a headless peer-to-peer node (toxcore) with identity, friends, messages and invites.
+    carrier: a headless peer-to-peer node (toxcore) and WebRTC call stack: identity,
+    friends, messages, invites, calls with media and files between friends, and
+    WebRTC with any peer (aiortc, browsers).
 
     Usage: carrier [global options] COMMAND [options]
 
