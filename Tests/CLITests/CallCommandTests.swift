@@ -50,19 +50,31 @@ import Testing
         #expect(abs(MediaChecks.seconds(recording) - 3) < 0.3)
         #expect(MediaChecks.tonePower(recording, channel: 1, frequency: 660, skipSeconds: 0.5) > 0.7)
 
-        // A second call; the friend's process is killed mid-call: the call ends within 10 s.
+        // A second call, ended with Ctrl-C: a clean hang-up and a summary.
+        let interrupted = try CarrierProcess(["call", bobUser, "--json", "--data", root + "/alice"] + common)
+        #expect(try await Self.waitUntilConnected(interrupted))
+        interrupted.interrupt()
+        #expect(await interrupted.waitForExit(timeout: .seconds(15)) == 0)
+        #expect(json(interrupted.lines.last)?["endReason"] as? String == "hangUp")
+
+        // A third call; the friend's process is killed mid-call: the call ends within 10 s.
         let caller = try CarrierProcess(["call", bobUser, "--json", "--data", root + "/alice"] + common)
-        var up = false
-        for _ in 0..<600 where !up {
-            up = caller.stderr.contains("call connected")
-            if !up { try await Task.sleep(for: .milliseconds(100)) }  // polling the caller's log, bounded (60 s)
-        }
-        #expect(up, "the second call did not connect: \(caller.stderr.suffix(1000))")
+        let up = try await Self.waitUntilConnected(caller)
+        #expect(up, "the third call did not connect: \(caller.stderr.suffix(1000))")
         kill(listener.process.processIdentifier, SIGKILL)
         let killed = ContinuousClock.now
         let exit = await caller.waitForExit(timeout: .seconds(20))
         #expect(ContinuousClock.now - killed < .seconds(10))
         #expect(exit == 1)
         #expect(json(caller.lines.last)?["endReason"] as? String == "failed")
+    }
+
+    /// Bounded wait (60 s) for a `carrier call` process to log that its call connected.
+    static func waitUntilConnected(_ process: CarrierProcess) async throws -> Bool {
+        for _ in 0..<600 {
+            if process.stderr.contains("call connected") { return true }
+            try await Task.sleep(for: .milliseconds(100))  // polling the caller's log
+        }
+        return false
     }
 }
