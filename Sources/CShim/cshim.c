@@ -9,6 +9,9 @@ int cshim_opus_set_inband_fec(OpusEncoder *enc, bool enabled) {
 int cshim_opus_set_packet_loss_perc(OpusEncoder *enc, int32_t percent) {
   return opus_encoder_ctl(enc, OPUS_SET_PACKET_LOSS_PERC(percent));
 }
+int cshim_opus_set_complexity(OpusEncoder *enc, int32_t complexity) {
+  return opus_encoder_ctl(enc, OPUS_SET_COMPLEXITY(complexity));
+}
 int cshim_opus_set_dtx(OpusEncoder *enc, bool enabled) {
   return opus_encoder_ctl(enc, OPUS_SET_DTX(enabled ? 1 : 0));
 }

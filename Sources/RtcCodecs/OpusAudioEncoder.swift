@@ -14,6 +14,9 @@ public final class OpusAudioEncoder: @unchecked Sendable {
         public var dtx: Bool
         /// The loss the encoder plans FEC for, percent.
         public var expectedLossPercent: Int
+        /// 0-10: CPU spent per frame for quality. 9, as libwebrtc uses on desktops
+        /// (libopus defaults to 10, for little audible gain at these bitrates).
+        public var complexity: Int = 9
 
         public init(
             channels: Int = 2, bitrate: Int = 64_000, inbandFec: Bool = true, dtx: Bool = false,
@@ -49,6 +52,7 @@ public final class OpusAudioEncoder: @unchecked Sendable {
         cshim_opus_set_inband_fec(encoder, settings.inbandFec)
         cshim_opus_set_packet_loss_perc(encoder, Int32(settings.expectedLossPercent))
         cshim_opus_set_dtx(encoder, settings.dtx)
+        cshim_opus_set_complexity(encoder, Int32(min(max(settings.complexity, 0), 10)))
     }
 
     deinit { opus_encoder_destroy(encoder) }

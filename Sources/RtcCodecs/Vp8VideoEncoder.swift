@@ -80,19 +80,28 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
 
     /// Encodes one frame; `keyframe` forces an intra frame (after a PLI or FIR).
     public func encode(_ frame: VideoFrame, keyframe: Bool = false) throws(CodecError) -> [Encoded] {
-        guard frame.width == settings.width, frame.height == settings.height,
-            frame.data.count >= VideoFrame.byteCount(width: frame.width, height: frame.height)
-        else {
+        guard frame.width == settings.width, frame.height == settings.height else {
             throw .badInput("frame is \(frame.width)x\(frame.height), encoder is \(settings.width)x\(settings.height)")
         }
-        // libvpx reads the picture and never writes it: wrap the caller's bytes, no copy.
-        let status = frame.data.withUnsafeBufferPointer { buffer -> vpx_codec_err_t in
-            vpx_img_wrap(
-                &image, VPX_IMG_FMT_I420, UInt32(frame.width), UInt32(frame.height), 1,
-                UnsafeMutablePointer(mutating: buffer.baseAddress))
-            let flags: vpx_enc_frame_flags_t = keyframe ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
-            return vpx_codec_encode(&context, &image, frameIndex, 1, flags, UInt(VPX_DL_REALTIME))
+        return try frame.data.withUnsafeBufferPointer { buffer throws(CodecError) in
+            try encode(i420: UnsafeRawBufferPointer(buffer), keyframe: keyframe)
         }
+    }
+
+    /// Encodes one I420 picture of the encoder's size from memory the caller
+    /// owns (a mapped file, say): libvpx only reads it, so nothing is copied.
+    public func encode(i420 picture: UnsafeRawBufferPointer, keyframe: Bool = false) throws(CodecError) -> [Encoded] {
+        guard picture.count >= VideoFrame.byteCount(width: settings.width, height: settings.height),
+            let base = picture.baseAddress
+        else {
+            throw .badInput(
+                "an I420 picture of \(settings.width)x\(settings.height) needs more than \(picture.count) bytes")
+        }
+        vpx_img_wrap(
+            &image, VPX_IMG_FMT_I420, UInt32(settings.width), UInt32(settings.height), 1,
+            UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self)))
+        let flags: vpx_enc_frame_flags_t = keyframe ? vpx_enc_frame_flags_t(VPX_EFLAG_FORCE_KF) : 0
+        let status = vpx_codec_encode(&context, &image, frameIndex, 1, flags, UInt(VPX_DL_REALTIME))
         frameIndex += 1
         guard status == VPX_CODEC_OK else { throw .library("vpx_codec_encode: \(Self.lastError(&context))") }
         var packets: [Encoded] = []

@@ -122,8 +122,6 @@ public final class Y4mVideoSource: MediaSource, @unchecked Sendable {
     private let encoder: Vp8VideoEncoder
     private var index = 0
     private var keyframeWanted = false
-    /// One picture's bytes, reused from frame to frame.
-    private var picture: [UInt8] = []
     public private(set) var framesEncoded = 0
 
     /// `bitrate` nil: about 0.06 bit per pixel per frame, 200 kbit/s to 2.5 Mbit/s
@@ -141,13 +139,14 @@ public final class Y4mVideoSource: MediaSource, @unchecked Sendable {
     }
 
     public func next() throws -> EncodedSample? {
-        while file.copyFrame(at: index, into: &picture) {
+        while index < file.frameCount {
             let time = Double(index) / file.framesPerSecond
-            index += 1
             let forced = keyframeWanted
             keyframeWanted = false
-            let encoded = try encoder.encode(
-                VideoFrame(width: file.width, height: file.height, data: picture), keyframe: forced)
+            // The picture is encoded where it lies in the mapped file.
+            let encoded =
+                try file.withFrame(at: index) { picture in try encoder.encode(i420: picture, keyframe: forced) } ?? []
+            index += 1
             framesEncoded += 1
             // The rate control may skip a frame: then the next picture is tried.
             guard let first = encoded.first else { continue }

@@ -33,6 +33,15 @@ public struct Y4mFile: Sendable {
         return true
     }
 
+    /// Runs `body` on a picture's bytes in place (in the mapped file): no copy.
+    public func withFrame<T>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T? {
+        guard offsets.indices.contains(index) else { return nil }
+        let bytes = VideoFrame.byteCount(width: width, height: height)
+        let start = offsets[index]
+        return try data.withUnsafeBytes { all in try body(UnsafeRawBufferPointer(rebasing: all[start..<start + bytes]))
+        }
+    }
+
     /// Every picture, read at once (for checks on small files).
     public var frames: [VideoFrame] { (0..<frameCount).compactMap { frame(at: $0) } }
 

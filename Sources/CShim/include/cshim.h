@@ -19,6 +19,7 @@ int cshim_opus_set_bitrate(OpusEncoder *enc, int32_t bitsPerSecond);
 int cshim_opus_set_inband_fec(OpusEncoder *enc, bool enabled);
 int cshim_opus_set_packet_loss_perc(OpusEncoder *enc, int32_t percent);
 int cshim_opus_set_dtx(OpusEncoder *enc, bool enabled);
+int cshim_opus_set_complexity(OpusEncoder *enc, int32_t complexity);
 int cshim_opus_get_lookahead(OpusEncoder *enc, int32_t *samples);
 
 // vpx_codec_control is a macro over the variadic vpx_codec_control_.
