@@ -60,6 +60,7 @@ struct RtcCommand: Command {
             throw UsageError("carrier rtc takes offer or answer, not \(role)")
         }
         var configuration = PeerConfiguration(relayOnly: arguments.flag("--relay-only"))
+        configuration.willOffer = role == "offer"
         if let ip = arguments.value("--host-ip") { configuration.localAddresses = [ip] }
         if let turn = arguments.value("--turn") {
             configuration.iceServers = [

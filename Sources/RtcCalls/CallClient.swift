@@ -118,7 +118,7 @@ public actor CallClient {
             }
             session.post(.lostGlare)  // our offer ends their outgoing call on their side
         }
-        let connection = try await makePeerConnection()
+        let connection = try await makePeerConnection(offering: true)
         await connection.addTransceiver(.audio, direction: media.audio != nil ? .sendrecv : .recvonly)
         if options.contains(.video) {
             await connection.addTransceiver(.video, direction: media.video != nil ? .sendrecv : .recvonly)
@@ -189,9 +189,10 @@ public actor CallClient {
         return session
     }
 
-    private func makePeerConnection() async throws -> PeerConnection {
+    private func makePeerConnection(offering: Bool) async throws -> PeerConnection {
         var peerConfiguration = configuration.peer
         peerConfiguration.iceServers += await provider.iceServers()
+        peerConfiguration.willOffer = offering
         return try PeerConnection(configuration: peerConfiguration)
     }
 
@@ -255,7 +256,7 @@ public actor CallClient {
         let options = signal.options ?? [.audio]
         let call = Call(id: id, peer: peer, direction: .incoming, options: options)
         let connection: PeerConnection
-        do { connection = try await makePeerConnection() } catch { return }
+        do { connection = try await makePeerConnection(offering: false) } catch { return }
         let (machine, outputs) = CallMachine.incoming(offer: sdp, now: 0, timeouts: configuration.timeouts)
         let session = makeSession(call, machine: machine, connection: connection, media: CallMedia())
         sessions[id] = session

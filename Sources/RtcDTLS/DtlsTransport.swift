@@ -56,45 +56,36 @@ public final class DtlsTransport {
     public private(set) var state: State = .new
     public enum State: Equatable, Sendable { case new, connecting, connected, closed, failed }
 
-    private let context: OpaquePointer  // SSL_CTX
+    private let context: DtlsContext
     private let ssl: OpaquePointer  // SSL
     private let input: OpaquePointer  // memory BIO the peer's datagrams go into
     private let sink: DatagramSink
     private let remoteFingerprints: [RemoteFingerprint]
-    private let certificate: DtlsCertificate
 
     /// Larger than any datagram we accept from the network.
     public static let maxDatagram = 16 * 1024
 
-    public init(
+    public convenience init(
         role: Role, certificate: DtlsCertificate, remoteFingerprints: [RemoteFingerprint],
         srtpProfiles: [SrtpProfile] = [.aeadAes128Gcm, .aes128CmHmacSha1_80], mtu: Int = 1200
     ) throws(DtlsError) {
+        try self.init(
+            role: role, context: try DtlsContext(certificate: certificate, srtpProfiles: srtpProfiles),
+            remoteFingerprints: remoteFingerprints, mtu: mtu)
+    }
+
+    /// A transport on a context made beforehand (making one costs a few milliseconds).
+    public init(role: Role, context: DtlsContext, remoteFingerprints: [RemoteFingerprint], mtu: Int = 1200)
+        throws(DtlsError)
+    {
         self.role = role
-        self.certificate = certificate
+        self.context = context
         self.remoteFingerprints = remoteFingerprints
         sink = DatagramSink(mtu: mtu)
-        guard let context = SSL_CTX_new(DTLS_method()) else { throw .handshake(OpenSSLError.last()) }
-        self.context = context
-        // WebRTC peers use self-signed certificates: accept any chain here and
-        // check the fingerprint once the handshake is done.
-        let acceptAny: @convention(c) (Int32, OpaquePointer?) -> Int32 = { _, _ in 1 }
-        SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, acceptAny)
-        let profiles = srtpProfiles.map(\.openSSLName).joined(separator: ":")
-        guard SSL_CTX_use_certificate(context, certificate.certificate) == 1,
-            SSL_CTX_use_PrivateKey(context, certificate.key) == 1,
-            SSL_CTX_ctrl(context, SSL_CTRL_SET_MIN_PROTO_VERSION, Int(DTLS1_2_VERSION), nil) == 1,
-            profiles.isEmpty || SSL_CTX_set_tlsext_use_srtp(context, profiles) == 0,
-            let ssl = SSL_new(context)
-        else {
-            let reason = OpenSSLError.last()
-            SSL_CTX_free(context)
-            throw .handshake(reason)
-        }
+        guard let ssl = SSL_new(context.context) else { throw .handshake(OpenSSLError.last()) }
         self.ssl = ssl
         guard let input = BIO_new(BIO_s_mem()), let output = sink.makeBIO() else {
             SSL_free(ssl)
-            SSL_CTX_free(context)
             throw .handshake("cannot create BIOs")
         }
         self.input = input
@@ -103,12 +94,14 @@ public final class DtlsTransport {
         SSL_set_bio(ssl, input, output)
         _ = SSL_set_options(ssl, UInt64(1) << 12)  // SSL_OP_NO_QUERY_MTU: use ours
         SSL_ctrl(ssl, SSL_CTRL_SET_MTU, mtu, nil)
+        // Handshake retransmissions start at 100 ms and double (up to 6.4 s), not
+        // OpenSSL's 1 s: a first flight lost while ICE settles costs 100 ms.
+        DTLS_set_timer_cb(ssl) { _, previous in previous == 0 ? 100_000 : min(previous * 2, 6_400_000) }
         if role == .client { SSL_set_connect_state(ssl) } else { SSL_set_accept_state(ssl) }
     }
 
     deinit {
         SSL_free(ssl)  // frees both BIOs
-        SSL_CTX_free(context)
     }
 
     /// Starts the handshake; a client returns its ClientHello.
@@ -233,4 +226,33 @@ public final class DtlsTransport {
             return
         }
     }
+}
+
+/// An OpenSSL DTLS context with our certificate, the SRTP profiles we offer
+/// and DTLS 1.2 at least: made once per peer connection, before the handshake.
+public final class DtlsContext: @unchecked Sendable {
+    let context: OpaquePointer  // SSL_CTX, read-only once made
+
+    public init(
+        certificate: DtlsCertificate, srtpProfiles: [SrtpProfile] = [.aeadAes128Gcm, .aes128CmHmacSha1_80]
+    ) throws(DtlsTransport.DtlsError) {
+        guard let context = SSL_CTX_new(DTLS_method()) else { throw .handshake(OpenSSLError.last()) }
+        // WebRTC peers use self-signed certificates: accept any chain here and
+        // check the fingerprint once the handshake is done.
+        let acceptAny: @convention(c) (Int32, OpaquePointer?) -> Int32 = { _, _ in 1 }
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, acceptAny)
+        let profiles = srtpProfiles.map(\.openSSLName).joined(separator: ":")
+        guard SSL_CTX_use_certificate(context, certificate.certificate) == 1,
+            SSL_CTX_use_PrivateKey(context, certificate.key) == 1,
+            SSL_CTX_ctrl(context, SSL_CTRL_SET_MIN_PROTO_VERSION, Int(DTLS1_2_VERSION), nil) == 1,
+            profiles.isEmpty || SSL_CTX_set_tlsext_use_srtp(context, profiles) == 0
+        else {
+            let reason = OpenSSLError.last()
+            SSL_CTX_free(context)
+            throw .handshake(reason)
+        }
+        self.context = context
+    }
+
+    deinit { SSL_CTX_free(context) }
 }

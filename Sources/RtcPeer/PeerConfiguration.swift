@@ -15,6 +15,11 @@ public struct PeerConfiguration: Sendable {
     /// they are decrypted, as a lossy network would: for testing how media
     /// copes (NACK, PLI, concealment). RTCP and data channels are not touched.
     public var simulatedRtpLoss: Double = 0
+    /// Whether this side will make the offer (true) or answer one (false), if the
+    /// application knows: then candidates are gathered as the connection is made,
+    /// off the path of the offer or answer (libnice fixes the ICE role when it
+    /// gathers, so without this hint gathering waits until the role is known).
+    public var willOffer: Bool?
 
     public init(iceServers: [IceServer] = [], relayOnly: Bool = false, localAddresses: [String] = []) {
         self.iceServers = iceServers

@@ -17,6 +17,8 @@ public actor PeerConnection {
     private var nextSubscriber: UInt64 = 0
     public nonisolated let configuration: PeerConfiguration
     nonisolated let certificate: DtlsCertificate
+    /// Made with the certificate, so that the handshake does not wait for it.
+    nonisolated let dtlsContext: DtlsContext
     nonisolated let transport: SecureTransport
     private nonisolated let directory = ChannelDirectory()
 
@@ -69,6 +71,7 @@ public actor PeerConnection {
         // connection's path, not when the DTLS handshake ends.
         SrtpSession.prepareInBackground()
         certificate = try DtlsCertificate()
+        dtlsContext = try DtlsContext(certificate: certificate)
         let (transportEvents, transportSink) = AsyncStream<SecureTransport.Event>.makeStream()
         let directory = self.directory
         transport = try SecureTransport(
@@ -85,9 +88,34 @@ public actor PeerConnection {
             }
         }
         self.transportSink = transportSink
+        if let controlling = configuration.willOffer {
+            transport.ice.setControlling(controlling)
+            gathering = (try? transport.ice.gather()) != nil
+        }
         // The loop runs on this actor: no hop per event (every RTP packet is one).
         // It ends when `close` finishes the stream.
         Task { [weak self] in await self?.pump(transportEvents) }
+    }
+
+    /// Starts gathering as soon as the ICE role is known (createOffer, or the
+    /// peer's offer), before the local description is set: the first gathering
+    /// costs a few milliseconds. Candidates found before the local description
+    /// are surfaced with it.
+    private func gatherEarly(controlling: Bool) {
+        guard !gathering else { return }
+        transport.ice.setControlling(controlling)
+        gathering = (try? transport.ice.gather()) != nil
+    }
+
+    /// Candidates gathered before the first local description, surfaced with it.
+    private var candidatesSurfaced = false
+
+    private func surfaceCandidates() {
+        guard !candidatesSurfaced else { return }
+        candidatesSurfaced = true
+        let mid = localDescription?.media.first?.mid ?? "0"
+        for line in localCandidates { emit(.localCandidate(candidate: line, sdpMid: mid, sdpMLineIndex: 0)) }
+        if gatheringComplete { emit(.gatheringComplete) }
     }
 
     private let transportSink: AsyncStream<SecureTransport.Event>.Continuation
@@ -187,6 +215,7 @@ public actor PeerConnection {
             do { try transport.ice.restart() } catch { throw .transport(error.description) }
             describeCandidates = true
         }
+        if remoteDescription == nil { gatherEarly(controlling: true) }
         return buildDescription(isOffer: true).description
     }
 
@@ -215,6 +244,7 @@ public actor PeerConnection {
         localDescription = description
         sessionVersion += 1
         try startGathering()
+        surfaceCandidates()
     }
 
     public func setRemoteDescription(_ text: String) throws(PeerError) {
@@ -238,7 +268,10 @@ public actor PeerConnection {
             guard signaling == .stable else { throw .invalidState("an offer from the peer is already pending") }
             adoptRemoteOffer(description)
             signaling = .haveRemoteOffer
-            if previousCredentials == nil { transport.ice.setControlling(false) }
+            if previousCredentials == nil {
+                transport.ice.setControlling(false)
+                gatherEarly(controlling: false)
+            }
             if remoteRestarted {
                 // The peer restarts ICE: so do we (new local credentials in our answer).
                 do { try transport.ice.restart() } catch { throw .transport(error.description) }
@@ -312,10 +345,11 @@ public actor PeerConnection {
     }
 
     private func startGathering() throws(PeerError) {
-        guard !gathering else { return }
-        gathering = true
-        do { try transport.ice.gather() } catch { throw .transport(error.description) }
-        setState(.connecting)
+        if !gathering {
+            do { try transport.ice.gather() } catch { throw .transport(error.description) }
+            gathering = true
+        }
+        if state == .new { setState(.connecting) }
     }
 
     /// The answerer takes the offer's sections: existing mids keep their
@@ -486,7 +520,7 @@ public actor PeerConnection {
         let fingerprints = remote.media.filter { !$0.isRejected }.flatMap { remote.fingerprints(for: $0) }
             .map { DtlsTransport.RemoteFingerprint(algorithm: $0.algorithm, bytes: $0.bytes) }
         do {
-            try transport.prepareDtls(role: role, certificate: certificate, remoteFingerprints: fingerprints)
+            try transport.prepareDtls(role: role, context: dtlsContext, remoteFingerprints: fingerprints)
         } catch {
             throw .transport("\(error)")
         }
@@ -529,17 +563,20 @@ public actor PeerConnection {
         switch event {
         case .localCandidate(let line):
             localCandidates.append(line)
+            guard candidatesSurfaced else { return }
             let firstMid = localDescription?.media.first?.mid ?? "0"
             emit(.localCandidate(candidate: line, sdpMid: firstMid, sdpMLineIndex: 0))
         case .gatheringComplete:
             gatheringComplete = true
-            emit(.gatheringComplete)
             releaseGatheringWaiters()
+            if candidatesSurfaced { emit(.gatheringComplete) }
         case .stateChanged(let iceState):
             emit(.iceStateChanged(iceState))
             switch iceState {
             case .connected, .completed:
                 iceConnected = true
+                // Handshake datagrams that could not leave before a pair was selected go now.
+                transport.iceConnected()
                 startDtlsIfReady()
                 // Back after a disconnection or an ICE restart: DTLS kept its session.
                 if dtlsConnected, state == .disconnected { setState(.connected) }

@@ -78,9 +78,9 @@ final class SecureTransport: @unchecked Sendable {
     /// Sets DTLS up once negotiation fixed the role and the peer's fingerprints.
     /// A server is ready at once; a client sends its hello in `startDtlsHandshake`.
     func prepareDtls(
-        role: DtlsTransport.Role, certificate: DtlsCertificate, remoteFingerprints: [DtlsTransport.RemoteFingerprint]
+        role: DtlsTransport.Role, context: DtlsContext, remoteFingerprints: [DtlsTransport.RemoteFingerprint]
     ) throws {
-        let transport = try DtlsTransport(role: role, certificate: certificate, remoteFingerprints: remoteFingerprints)
+        let transport = try DtlsTransport(role: role, context: context, remoteFingerprints: remoteFingerprints)
         let early: [[UInt8]] = dtlsLock.withLock {
             dtls = transport
             defer { earlyDtls = [] }
@@ -95,7 +95,7 @@ final class SecureTransport: @unchecked Sendable {
             guard let dtls, dtls.role == .client, dtls.state == .new else { return [] }
             return dtls.start()
         }
-        sendAll(hello)
+        sendHandshake(hello)
         scheduleDtlsTimer()
     }
 
@@ -123,7 +123,7 @@ final class SecureTransport: @unchecked Sendable {
             timer.setEventHandler { [weak self] in
                 guard let self else { return }
                 let datagrams = self.dtlsLock.withLock { self.dtls?.handleTimeout() ?? [] }
-                self.sendAll(datagrams)
+                self.sendHandshake(datagrams)
                 self.scheduleDtlsTimer()
             }
             timer.resume()
@@ -157,7 +157,7 @@ final class SecureTransport: @unchecked Sendable {
             for case .connected(_, let exported?) in events { keys = exported }
             return (replies, events, keys)
         }
-        sendAll(replies)
+        sendHandshake(replies)
         for event in events {
             switch event {
             case .connected(let profile, _):
@@ -228,6 +228,41 @@ final class SecureTransport: @unchecked Sendable {
         guard let protected else { return false }
         sendAll([protected])
         return true
+    }
+
+    /// DTLS handshake flights: one that cannot leave yet (ICE has no selected
+    /// pair on this side, a moment after the peer's has) is kept and sent when
+    /// ICE connects, instead of waiting out a retransmission timer.
+    private func sendHandshake(_ datagrams: [[UInt8]]) {
+        var unsent: [[UInt8]] = []
+        for datagram in datagrams {
+            if ice.send(datagram) {
+                count(datagram)
+            } else {
+                unsent.append(datagram)
+            }
+        }
+        guard !unsent.isEmpty else { return }
+        dtlsLock.withLock { heldFlight = Array((heldFlight + unsent).suffix(16)) }
+    }
+
+    /// ICE connected: the held handshake datagrams leave now.
+    func iceConnected() {
+        let held = dtlsLock.withLock {
+            defer { heldFlight = [] }
+            return heldFlight
+        }
+        if !held.isEmpty { sendHandshake(held) }
+    }
+
+    private var heldFlight: [[UInt8]] = []
+
+    private func count(_ datagram: [UInt8]) {
+        sentDatagramTap?(datagram)
+        countersLock.withLock {
+            counters.bytesSent += UInt64(datagram.count)
+            counters.packetsSent += 1
+        }
     }
 
     private func sendAll(_ datagrams: [[UInt8]]) {
