@@ -160,15 +160,7 @@ public actor FileTransferEndpoint {
             var lastProgress = ContinuousClock.now
             cancelSending = false
             while sent < size {
-                if cancelSending {
-                    try? channel.send(CancelMessage.json(name: name))
-                    throw TransferError.cancelled
-                }
-                if channel.bufferedAmount > Self.highWater {
-                    await waitForDrain()
-                    if closed { throw TransferError.channelClosed }
-                    continue
-                }
+                try await paceOrStop(name)
                 guard let block = try handle.read(upToCount: Self.chunkSize), !block.isEmpty else {
                     throw TransferError.unreadable("\(path) ended early")
                 }
@@ -216,15 +208,7 @@ public actor FileTransferEndpoint {
         var lastProgress = ContinuousClock.now
         do {
             while true {
-                if cancelSending {
-                    try? channel.send(CancelMessage.json(name: name))
-                    throw TransferError.cancelled
-                }
-                if channel.bufferedAmount > Self.highWater {
-                    await waitForDrain()
-                    if closed { throw TransferError.channelClosed }
-                    continue
-                }
+                try await paceOrStop(name)
                 let block = Array(try handle.read(upToCount: ChunkMessage.chunkSize) ?? Data())
                 digest.update(block)
                 sent += UInt64(block.count)
@@ -273,6 +257,20 @@ public actor FileTransferEndpoint {
         drainWaiter = nil
         ackWaiter?.resume(returning: nil)
         ackWaiter = nil
+    }
+
+    /// Before each message: stop if the transfer was cancelled (telling the
+    /// peer), and wait while more than the high-water mark is buffered.
+    private func paceOrStop(_ name: String) async throws(TransferError) {
+        while true {
+            if cancelSending {
+                try? channel.send(CancelMessage.json(name: name))
+                throw .cancelled
+            }
+            guard channel.bufferedAmount > Self.highWater else { return }
+            await waitForDrain()
+            if closed { throw .channelClosed }
+        }
     }
 
     private func waitForDrain() async {

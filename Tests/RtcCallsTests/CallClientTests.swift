@@ -1,5 +1,6 @@
 import Foundation
 import RtcCalls
+import RtcFileTransfer
 import RtcMedia
 import RtcPeer
 import TestSupport
@@ -300,5 +301,44 @@ extension CallClientTests {
         #expect(await Self.ended(carolEvents, within: .seconds(1)) == nil)
         #expect(await alice.call(fromCarol.id)?.state == .connected)
         try await carol.endCall(fromCarol.id)
+    }
+}
+
+extension CallClientTests {
+    /// The receiver cancels mid-transfer: the sender's send ends with `.cancelled`,
+    /// and the receiver hears of the file exactly once, as cancelled.
+    @Test func aTransferCancelledByTheReceiverEndsOnceOnBothSides() async throws {
+        let pair = await Pair()
+        let aliceEvents = await pair.alice.events()
+        let bobEvents = await pair.bob.events()
+        let root = temporaryDirectory("call-cancel")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = root + "/big.bin"
+        try Data(count: 64 << 20).write(to: URL(fileURLWithPath: file))
+        let call = try await pair.alice.makeCall(to: "bob", options: [.audio, .data])
+        try await pair.bob.accept(
+            try #require(await Self.incoming(bobEvents)).id, media: CallMedia(receiveDirectory: root + "/in"))
+        #expect(await Self.connected(aliceEvents)?.id == call.id)
+        let sending = Task { try await pair.alice.sendFile(file, callId: call.id) }
+        let progress = await Self.next(bobEvents) { event -> Bool? in
+            if case .fileProgress(_, let p) = event, !p.sending, p.bytes > 0 { return true }
+            return nil
+        }
+        #expect(progress == true)
+        try await pair.bob.cancelFiles(callId: call.id)
+        await #expect(throws: FileTransferEndpoint.TransferError.cancelled) { try await sending.value }
+        var outcomes: [FileTransferEndpoint.Outcome] = []
+        while let outcome = await Self.next(
+            bobEvents, within: .seconds(1),
+            { event -> FileTransferEndpoint.Outcome? in
+                if case .fileReceived(_, let o) = event { return o }
+                return nil
+            })
+        {
+            outcomes.append(outcome)
+        }
+        #expect(outcomes.count == 1 && outcomes.first?.cancelled == true && outcomes.first?.ok == false)
+        #expect(!FileManager.default.fileExists(atPath: root + "/in/big.bin"))
+        try await pair.alice.endCall(call.id)
     }
 }
