@@ -135,7 +135,7 @@ extension WirePacket.Fragment {
         transferId = try reader.requireInteger(.transferId)
         offset = try reader.requireInteger(.offset)
         total = try reader.requireInteger(.total)
-        data = Array(try reader.bytes(.data) ?? [])
+        data = Array(reader.bytes(.data) ?? [])
         messageId = try reader.integer(.messageId)
     }
 

@@ -37,7 +37,7 @@ public struct WavFile: Sendable {
                 let available = min(size, reader.remaining) / 2 / format.channels * format.channels
                 guard let body = reader.bytes(available * 2) else { break }
                 var samples = [Int16](repeating: 0, count: available)
-                samples.withUnsafeMutableBytes { out in body.copyBytes(to: out) }
+                samples.withUnsafeMutableBytes { out in _ = body.copyBytes(to: out) }
                 // RIFF is little-endian, and so is every machine this runs on.
                 audio = AudioFrame(samples: samples, channels: format.channels, sampleRate: format.rate)
                 return

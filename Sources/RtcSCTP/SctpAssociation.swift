@@ -230,9 +230,9 @@ public final class SctpAssociation: @unchecked Sendable {
         return address
     }
 
-    private func setOption<T>(_ level: Int32, _ name: Int32, _ value: inout T) {
+    private func setOption<T: BitwiseCopyable>(_ level: Int32, _ name: Int32, _ value: inout T) {
         guard let socket else { return }
-        _ = usrsctp_setsockopt(socket, level, name, &value, socklen_t(MemoryLayout<T>.size))
+        _ = withUnsafeBytes(of: &value) { usrsctp_setsockopt(socket, level, name, $0.baseAddress, socklen_t($0.count)) }
     }
 
     /// Handles what usrsctp's callbacks collected, then sends what can go.
