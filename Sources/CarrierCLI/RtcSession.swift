@@ -176,7 +176,7 @@ actor RtcSession {
     private func startMedia() async {
         transferDone = !summary.wantedTransfer || (sendFile == nil)
         for info in await peer.transceiverInfos where info.direction == .sendrecv || info.direction == .sendonly {
-            guard let path = info.kind == .audio ? media.audio : media.video,
+            guard let path = media.file(for: info.kind),
                 !senders.contains(where: { $0.kind == info.kind })
             else { continue }
             do {
@@ -300,11 +300,7 @@ actor RtcSession {
                 guard role == "answer", let sdp = signal.sdp else { return }
                 started = ContinuousClock.now
                 try await peer.setRemoteDescription(sdp)
-                // Sections we have nothing to send on only receive.
-                for info in await peer.transceiverInfos {
-                    let file = info.kind == .audio ? media.audio : media.video
-                    if file == nil { await peer.setDirection(.recvonly, mid: info.mid) }
-                }
+                await media.receiveOnlyWhereNothingToSend(on: peer)
                 let answer = try await peer.createAnswer()
                 try await peer.setLocalDescription(answer)
                 await sendDescription(type: .answer, answer)

@@ -37,7 +37,7 @@ public actor CallClient {
     private var subscribers: [UInt64: AsyncStream<CallEvent>.Continuation] = [:]
     private var nextSubscriber: UInt64 = 0
     private var listener: Task<Void, Never>?
-    /// Signals for calls not known yet (a candidate overtaking its offer), kept briefly.
+    /// Signals for calls not known yet (a candidate overtaking its offer): at most 32 per call id, 64 ids.
     private var early: [String: [RtcSignal]] = [:]
     private var finished: [String: Call] = [:]
     private let clock = ContinuousClock.now
@@ -239,9 +239,10 @@ public actor CallClient {
         guard signal.type == .offer, let sdp = signal.sdp else {
             // A signal before its offer: keep a few, briefly; a stray one for a finished call is dropped.
             guard finished[id] == nil, signal.type == .candidate else { return }
-            early[id, default: []].append(signal)
-            if early[id]!.count > 32 { early[id]!.removeFirst() }
-            if early.count > 64, let oldest = early.keys.first { early[oldest] = nil }
+            var held = early[id] ?? []
+            held.append(signal)
+            early[id] = Array(held.suffix(32))
+            if early.count > 64, let any = early.keys.first(where: { $0 != id }) { early[any] = nil }
             return
         }
         guard finished[id] == nil else { return }  // an old offer replayed

@@ -1,4 +1,5 @@
 import RtcMedia
+import RtcPeer
 
 /// What a call sends and where it records, chosen per call.
 public struct CallMedia: Sendable, Equatable {
@@ -25,5 +26,15 @@ public struct CallMedia: Sendable, Equatable {
         self.recordDirectory = recordDirectory
         self.recordFormats = recordFormats
         self.receiveDirectory = receiveDirectory
+    }
+
+    /// The file this side sends on a section of `kind`, if any.
+    public func file(for kind: MediaKind) -> String? { kind == .audio ? audio : video }
+
+    /// Between the peer's offer and our answer: sections we have nothing to send on only receive.
+    public func receiveOnlyWhereNothingToSend(on peer: PeerConnection) async {
+        for info in await peer.transceiverInfos where file(for: info.kind) == nil {
+            await peer.setDirection(.recvonly, mid: info.mid)
+        }
     }
 }

@@ -149,10 +149,7 @@ actor CallSession {
     private func applyRemoteOffer(_ offer: String) async throws {
         remoteIsThisStack = Self.isThisStack(offer)
         try await peer.setRemoteDescription(offer)
-        for info in await peer.transceiverInfos {
-            let file = info.kind == .audio ? media.audio : media.video
-            if file == nil { await peer.setDirection(.recvonly, mid: info.mid) }
-        }
+        await media.receiveOnlyWhereNothingToSend(on: peer)
         let answer = try await peer.createAnswer()
         try await peer.setLocalDescription(answer)
         await send(RtcSignal(type: .answer, sdp: answer))
@@ -208,7 +205,7 @@ actor CallSession {
     private func startMedia() async {
         for info in await peer.transceiverInfos where info.direction == .sendrecv || info.direction == .sendonly {
             guard !senders.contains(where: { $0.mid == info.mid }),
-                let path = info.kind == .audio ? media.audio : media.video,
+                let path = media.file(for: info.kind),
                 let source = try? MediaSources.open(path)
             else { continue }
             let sender = MediaSender(peer: peer, mid: info.mid, source: source, loop: media.loop)

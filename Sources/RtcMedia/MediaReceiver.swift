@@ -87,6 +87,8 @@ public actor MediaReceiver {
     public private(set) var lastError: String?
     private let started = ContinuousClock.now
     private var senderClock: SenderClock?
+    /// When the sender clock, jitter and RTT were last read from the peer connection (once a second).
+    private var lastRefresh = -1.0
     private var firstPicture: (VideoFrame, UInt32)?
 
     public init(peer: PeerConnection, mid: String, kind: MediaKind, recording: Recording? = nil) {
@@ -181,7 +183,8 @@ public actor MediaReceiver {
         let time = now()
         process(jitter.pop(now: time))
         guard let ssrc else { return }
-        if senderClock == nil || Int(time * 50) % 50 == 0 {
+        if senderClock == nil || time - lastRefresh >= 1 {
+            lastRefresh = time
             senderClock = await peer.senderClock(ssrc: ssrc)
             let peerStats = await peer.stats()
             stats.jitter = peerStats.inbound.first { $0.ssrc == ssrc }?.jitter ?? stats.jitter

@@ -266,13 +266,7 @@ final class SecureTransport: @unchecked Sendable {
     }
 
     private func sendAll(_ datagrams: [[UInt8]]) {
-        for datagram in datagrams where ice.send(datagram) {
-            sentDatagramTap?(datagram)
-            countersLock.withLock {
-                counters.bytesSent += UInt64(datagram.count)
-                counters.packetsSent += 1
-            }
-        }
+        for datagram in datagrams where ice.send(datagram) { count(datagram) }
     }
 
     func close() {

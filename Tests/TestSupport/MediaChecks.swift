@@ -11,6 +11,7 @@ public enum MediaChecks {
             .deletingLastPathComponent().appendingPathComponent("media").appendingPathComponent(name).path
     }
 
+    /// MediaAnalysis.tonePower, for tests that import only TestSupport.
     public static func tonePower(_ audio: AudioFrame, channel: Int, frequency: Double, skipSeconds: Double = 0.2)
         -> Double
     {
@@ -20,6 +21,7 @@ public enum MediaChecks {
     /// Seconds of audio.
     public static func seconds(_ audio: AudioFrame) -> Double { Double(audio.frameCount) / Double(audio.sampleRate) }
 
+    /// MediaAnalysis.meanPsnr (the source taken as looping), for tests that import only TestSupport.
     public static func meanPsnr(received: [VideoFrame], source: [VideoFrame], window: Int = 3) -> Double {
         MediaAnalysis.meanPsnr(received: received, source: source, window: window)
     }
