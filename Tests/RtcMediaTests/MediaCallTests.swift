@@ -68,7 +68,15 @@ import Testing
         for sender in senders { await sender.start() }
         if let during, let videoMid { await during(answerer, videoMid) }
         for sender in senders { await sender.waitUntilFinished() }
-        try await Task.sleep(for: .milliseconds(300))  // the last packets' flight and the jitter buffer's wait
+        // Wait until every packet sent has arrived or was dropped on purpose (bounded, 5 s).
+        var sentPackets = 0
+        for sender in senders { sentPackets += await sender.currentStats().packetsSent }
+        for _ in 0..<250 {
+            var accounted = Int(await answerer.stats().simulatedDrops)
+            for receiver in receivers { accounted += await receiver.currentStats().packetsReceived }
+            if accounted >= sentPackets { break }
+            try await Task.sleep(for: .milliseconds(20))  // polling the counters, bounded
+        }
         var received: [MediaReceiver.Stats] = []
         for receiver in receivers { received.append(await receiver.stop()) }
         var sent: [MediaSender.Stats] = []
