@@ -154,7 +154,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RtcCallsTests",
-            dependencies: ["TestSupport", "RtcCalls", "RtcPeer", "RtcMedia", "RtcFileTransfer"],
+            dependencies: ["TestSupport", "RtcCalls", "RtcPeer", "RtcMedia", "RtcMediaFiles", "RtcFileTransfer"],
             swiftSettings: strict),
         .testTarget(
             name: "InteropTests",

@@ -24,7 +24,8 @@ struct CallCommand: Command {
           --send-file PATH       send a file over the call's data channel
           --record DIR           record the friend's audio and video into DIR
           --record-formats F     which of wav,opus,ivf,y4m to write (default all)
-          --duration S           hang up after S seconds connected
+          --duration S           hang up S seconds after connecting (a file still being
+                                 sent is finished first)
           --ring-timeout S       give up if nobody answers within S seconds (default 45)
           --wait S               wait this long for the friend to come online (default 60)
           --host-ip IP           gather ICE candidates on IP only (127.0.0.1 for local tests)

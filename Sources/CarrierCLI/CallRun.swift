@@ -103,13 +103,19 @@ struct CallRun {
                 summary.connected = true
                 statsTask = Task { await liveStats(call.id) }
                 let client = client
+                let connectedAt = ContinuousClock.now
                 fileTask = Task {
                     if let sendFile {
                         do { outcome.set(try await client.sendFile(sendFile, callId: call.id)) } catch {
                             outcome.fail("\(error)")
                         }
                     }
-                    if let duration { try? await Task.sleep(for: .milliseconds(Int64(duration * 1000))) }
+                    // --duration counts from the connection, the file being sent meanwhile;
+                    // the call ends when both are done.
+                    if let duration {
+                        try? await Task.sleep(
+                            until: connectedAt + .milliseconds(Int64(duration * 1000)), clock: .continuous)
+                    }
                     // No duration: a call that only sends a file ends with it; media-only calls run until hung up.
                     if duration != nil || sendFile != nil { try? await client.endCall(call.id) }
                 }

@@ -102,6 +102,7 @@ public actor CallClient {
         async throws -> Call
     {
         guard await configuration.mayCall(peer) else { throw CallError.notAFriend(peer) }
+        let sources = try media.openSources()
         var options = options
         if !options.contains(.audio) { options.insert(.audio, at: 0) }
         var call = Call(id: UUID().uuidString.lowercased(), peer: peer, direction: .outgoing, options: options)
@@ -124,7 +125,7 @@ public actor CallClient {
             await connection.addTransceiver(.video, direction: media.video != nil ? .sendrecv : .recvonly)
         }
         let (machine, outputs) = CallMachine.outgoing(now: 0, timeouts: configuration.timeouts)
-        let session = makeSession(call, machine: machine, connection: connection, media: media)
+        let session = makeSession(call, machine: machine, connection: connection, media: media, sources: sources)
         sessions[call.id] = session
         await session.start(outputs)
         return call
@@ -133,7 +134,7 @@ public actor CallClient {
     /// Accepts an incoming call with what to send and where to record.
     public func accept(_ callId: String, media: CallMedia = CallMedia()) async throws {
         let session = try session(callId)
-        await session.setMedia(media)
+        await session.setMedia(media, sources: try media.openSources())
         session.post(.accept)
     }
 
@@ -196,11 +197,12 @@ public actor CallClient {
         return try PeerConnection(configuration: peerConfiguration)
     }
 
-    private func makeSession(_ call: Call, machine: CallMachine, connection: PeerConnection, media: CallMedia)
-        -> CallSession
-    {
+    private func makeSession(
+        _ call: Call, machine: CallMachine, connection: PeerConnection, media: CallMedia,
+        sources: [MediaKind: any MediaSource] = [:]
+    ) -> CallSession {
         let session = CallSession(
-            call: call, machine: machine, peer: connection, provider: provider, media: media,
+            call: call, machine: machine, peer: connection, provider: provider, media: media, sources: sources,
             fileFastPath: configuration.fileFastPath, report: { [weak self] event in Task { await self?.emit(event) } })
         return session
     }

@@ -28,6 +28,17 @@ public struct CallMedia: Sendable, Equatable {
         self.receiveDirectory = receiveDirectory
     }
 
+    /// Opens the files to send (a file that cannot be read is an error now, not
+    /// silence later); done before a call is placed or accepted, so that media
+    /// starts as soon as the call connects.
+    public func openSources() throws -> [MediaKind: any MediaSource] {
+        var sources: [MediaKind: any MediaSource] = [:]
+        for kind in [MediaKind.audio, .video] {
+            if let path = file(for: kind) { sources[kind] = try MediaSources.open(path) }
+        }
+        return sources
+    }
+
     /// The file this side sends on a section of `kind`, if any.
     public func file(for kind: MediaKind) -> String? { kind == .audio ? audio : video }
 

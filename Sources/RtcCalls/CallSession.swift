@@ -15,6 +15,8 @@ actor CallSession {
     private let peer: PeerConnection
     private let provider: any SignalingProvider
     private var media: CallMedia
+    /// The opened files to send, each handed to its sender when the call connects.
+    private var sources: [MediaKind: any MediaSource]
     private let report: @Sendable (CallEvent) -> Void
     private let inputs: AsyncStream<CallMachine.Input>.Continuation
     private let inputStream: AsyncStream<CallMachine.Input>
@@ -38,8 +40,10 @@ actor CallSession {
 
     init(
         call: Call, machine: CallMachine, peer: PeerConnection, provider: any SignalingProvider, media: CallMedia,
-        fileFastPath: Bool = true, report: @escaping @Sendable (CallEvent) -> Void
+        sources: [MediaKind: any MediaSource] = [:], fileFastPath: Bool = true,
+        report: @escaping @Sendable (CallEvent) -> Void
     ) {
+        self.sources = sources
         self.fileFastPath = fileFastPath
         id = call.id
         peerId = call.peer
@@ -76,7 +80,10 @@ actor CallSession {
     }
 
     /// The application's media choice for an incoming call, before accepting it.
-    func setMedia(_ media: CallMedia) { self.media = media }
+    func setMedia(_ media: CallMedia, sources: [MediaKind: any MediaSource]) {
+        self.media = media
+        self.sources = sources
+    }
 
     private func now() -> Double {
         let elapsed = ContinuousClock.now - started
@@ -204,9 +211,7 @@ actor CallSession {
 
     private func startMedia() async {
         for info in await peer.transceiverInfos where info.direction == .sendrecv || info.direction == .sendonly {
-            guard !senders.contains(where: { $0.mid == info.mid }),
-                let path = media.file(for: info.kind),
-                let source = try? MediaSources.open(path)
+            guard !senders.contains(where: { $0.mid == info.mid }), let source = sources.removeValue(forKey: info.kind)
             else { continue }
             let sender = MediaSender(peer: peer, mid: info.mid, source: source, loop: media.loop)
             senders.append(sender)
@@ -224,8 +229,9 @@ actor CallSession {
     }
 
     /// Adds a video section to a call under way (sending `path` if given) and offers again.
-    func addVideo(_ path: String?) async {
+    func addVideo(_ path: String?) async throws {
         guard !(await peer.transceiverInfos.contains { $0.kind == .video }) else { return }
+        if let path { sources[.video] = try MediaSources.open(path) }
         media.video = path
         if !call.options.contains(.video) { call.options.append(.video) }
         await peer.addTransceiver(.video, direction: path != nil ? .sendrecv : .recvonly)
