@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "RtcSRTP", dependencies: ["CSrtp"], swiftSettings: strict),
         .target(name: "RtcDTLS", dependencies: ["COpenSSL", "RtcSRTP"], swiftSettings: strict),
         .target(name: "RtcICE", dependencies: ["CNice", "CShim"], swiftSettings: strict),
-        .target(name: "RtcSCTP", dependencies: ["CUsrsctp"], swiftSettings: strict),
+        .target(name: "RtcSCTP", dependencies: ["CUsrsctp", "CShim"], swiftSettings: strict),
         .target(
             name: "RtcPeer",
             dependencies: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP"],
@@ -134,7 +134,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RtcSCTPTests",
-            dependencies: ["TestSupport", "RtcSCTP"],
+            dependencies: ["TestSupport", "RtcSCTP", "CShim", "CUsrsctp"],
             swiftSettings: strict),
         .testTarget(
             name: "RtcPeerTests",

@@ -50,6 +50,8 @@ public final class SctpAssociation: @unchecked Sendable {
     private var buffered: [UInt16: Int] = [:]
     private var lowWater: [UInt16: Int] = [:]
     private var remoteMaxMessageSize = 65536
+    /// Packets dropped because their CRC32C was wrong.
+    private var badChecksums = 0
 
     /// What other threads may read: buffered amounts and the peer's message limit.
     private struct Shared {
@@ -93,7 +95,14 @@ public final class SctpAssociation: @unchecked Sendable {
     public func receive(_ packet: [UInt8]) {
         stack.queue.async { [self] in
             guard socket != nil, !finished else { return }
-            packet.withUnsafeBytes { usrsctp_conninput(address, $0.baseAddress, $0.count, 0) }
+            packet.withUnsafeBytes { bytes in
+                // usrsctp no longer checks the checksum (offloaded to us, see SctpStack).
+                guard SctpChecksum.isValid(bytes) else {
+                    badChecksums += 1
+                    return
+                }
+                usrsctp_conninput(address, bytes.baseAddress, bytes.count, 0)
+            }
             drain()
         }
     }
@@ -130,6 +139,11 @@ public final class SctpAssociation: @unchecked Sendable {
             flush()
         }
     }
+
+    /// Incoming packets dropped because their checksum was wrong (corrupted
+    /// or not SCTP). Blocks until the SCTP queue answers: do not call it from
+    /// an `onEvent` or `onOutbound` handler.
+    public var checksumFailures: Int { stack.queue.sync { badChecksums } }
 
     /// Bytes queued on a channel and not yet taken by SCTP.
     public func bufferedAmount(of id: UInt16) -> Int {

@@ -86,6 +86,27 @@ final class PeerBox: @unchecked Sendable {
         #expect(empty == [])
     }
 
+    @Test func packetsWithAWrongChecksumAreDroppedAndCounted() async throws {
+        let (client, server) = await Self.connectedPair()
+        defer {
+            client.association.close()
+            server.association.close()
+        }
+        // A DATA-sized packet of the right ports whose checksum is wrong.
+        var corrupt: [UInt8] = [0x13, 0x88, 0x13, 0x88] + [UInt8](repeating: 0xAB, count: 60)
+        corrupt[8] ^= 0xFF
+        server.association.receive(corrupt)
+        #expect(server.association.checksumFailures == 1)
+        let id = try await client.open(DataChannelParameters(label: "after"))
+        try client.association.send(Array("still up".utf8), binary: false, on: id)
+        let text = await server.next { event -> [UInt8]? in
+            if case .message(id, let data, false) = event { return data }
+            return nil
+        }
+        #expect(text == Array("still up".utf8))
+        #expect(client.association.checksumFailures == 0)
+    }
+
     @Test func largeMessagesArriveWholeAndOversizeIsRefused() async throws {
         let (client, server) = await Self.connectedPair()
         defer {
