@@ -1,7 +1,8 @@
 import Foundation
-import RtcICE
 import TestSupport
 import Testing
+
+@testable import RtcICE
 
 /// An agent whose events and packets come out as async streams.
 final class IcePeer: Sendable {
@@ -73,6 +74,20 @@ final class IcePeer: Sendable {
         let pair = try #require(offerer.agent.selectedPair)
         #expect(
             pair.local.contains("127.0.0.1") && pair.remote.contains("127.0.0.1") && pair.local.contains("typ host"))
+
+        // The selected socket was given room for bursts: the kernel reports
+        // twice what was set, capped at net.core.rmem_max unless forced.
+        let limit =
+            (try? String(contentsOfFile: "/proc/sys/net/core/rmem_max", encoding: .utf8))
+            .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+        let expected = 2 * min(Int(IceAgent.socketBufferBytes), max(limit, 212_992))
+        var sizes = offerer.agent.selectedSocketBufferSizes
+        let deadline = ContinuousClock.now + .seconds(2)
+        while (sizes?.receive ?? 0) < expected, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))  // the selected-pair signal may still be on its way
+            sizes = offerer.agent.selectedSocketBufferSizes
+        }
+        #expect((sizes?.receive ?? 0) >= expected, "receive buffer \(sizes?.receive ?? 0), want \(expected)")
     }
 
     /// The selected pair can lag the state event by a moment.
