@@ -67,9 +67,6 @@ public actor PeerConnection {
 
     public init(configuration: PeerConfiguration = PeerConfiguration()) throws {
         self.configuration = configuration
-        // libsrtp's one-time start (self-tests) takes ~17 ms: do it now, off the
-        // connection's path, not when the DTLS handshake ends.
-        SrtpSession.prepareInBackground()
         certificate = try DtlsCertificate()
         dtlsContext = try DtlsContext(certificate: certificate)
         let (transportEvents, transportSink) = AsyncStream<SecureTransport.Event>.makeStream()
@@ -153,6 +150,9 @@ public actor PeerConnection {
             midExtensionId: 1, cname: cname)
         transceivers.append(transceiver)
         sections.append(.media(transceivers.count - 1))
+        // libsrtp's one-time start (self-tests) takes ~17 ms: media will need it,
+        // so it runs now, off the connection's path. Data-only connections skip it.
+        SrtpSession.prepareInBackground()
         return transceiver.info
     }
 
@@ -390,6 +390,7 @@ public actor PeerConnection {
                             sendSsrc: UInt32.random(in: 1...UInt32.max)),
                         cname: cname))
                 index = transceivers.count - 1
+                SrtpSession.prepareInBackground()  // as in addTransceiver
             }
             transceivers[index].info.codec = codec
             let remoteDirection = media.direction ?? .sendrecv

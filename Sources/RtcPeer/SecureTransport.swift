@@ -39,6 +39,9 @@ final class SecureTransport: @unchecked Sendable {
     private var dtls: DtlsTransport?
     private var dtlsTimer: DispatchSourceTimer?
     private let srtpLock = NSLock()
+    /// Guarded by `srtpLock`: the keys DTLS exported, until the first RTP or
+    /// RTCP packet needs the sessions made from them (`srtpSessions`).
+    private var srtpKeys: (profile: SrtpProfile, keys: SrtpKeys)?
     private var srtpOut: SrtpSession?
     private var srtpIn: SrtpSession?
     private let countersLock = NSLock()
@@ -178,15 +181,21 @@ final class SecureTransport: @unchecked Sendable {
         if events.isEmpty { scheduleDtlsTimer() }
     }
 
+    /// Keeps the keys; the sessions are made when a packet first needs them,
+    /// so that the handshake's end does not wait for libsrtp's one-time start
+    /// (~17 ms per process), and a data-only connection never pays for it.
     private func installSrtp(profile: SrtpProfile, keys: SrtpKeys) {
-        let outbound = try? SrtpSession(
-            profile: profile, key: keys.localKey, salt: keys.localSalt, direction: .outbound)
-        let inbound = try? SrtpSession(
-            profile: profile, key: keys.remoteKey, salt: keys.remoteSalt, direction: .inbound)
-        srtpLock.withLock {
-            srtpOut = outbound
-            srtpIn = inbound
+        srtpLock.withLock { srtpKeys = (profile, keys) }
+    }
+
+    /// Under `srtpLock`: the sessions, made from the exported keys on first use.
+    private func srtpSessions() -> (outbound: SrtpSession?, inbound: SrtpSession?) {
+        if let (profile, keys) = srtpKeys {
+            srtpKeys = nil
+            srtpOut = try? SrtpSession(profile: profile, key: keys.localKey, salt: keys.localSalt, direction: .outbound)
+            srtpIn = try? SrtpSession(profile: profile, key: keys.remoteKey, salt: keys.remoteSalt, direction: .inbound)
         }
+        return (srtpOut, srtpIn)
     }
 
     private func receiveSrtp(_ datagram: [UInt8]) {
@@ -196,7 +205,7 @@ final class SecureTransport: @unchecked Sendable {
             return
         }
         let plain: [UInt8]? = srtpLock.withLock {
-            guard let srtpIn else { return nil }
+            guard let srtpIn = srtpSessions().inbound else { return nil }
             return isRtcp ? try? srtpIn.unprotectRtcp(datagram) : try? srtpIn.unprotectRtp(datagram)
         }
         guard let plain else {
@@ -215,7 +224,7 @@ final class SecureTransport: @unchecked Sendable {
     /// Protects and sends an RTP packet; false before SRTP is ready.
     @discardableResult
     func sendRtp(_ packet: RtpPacket) -> Bool {
-        let protected: [UInt8]? = srtpLock.withLock { try? srtpOut?.protectRtp(packet.serialized()) }
+        let protected: [UInt8]? = srtpLock.withLock { try? srtpSessions().outbound?.protectRtp(packet.serialized()) }
         guard let protected else { return false }
         sendAll([protected])
         return true
@@ -224,7 +233,7 @@ final class SecureTransport: @unchecked Sendable {
     @discardableResult
     func sendRtcp(_ packets: [RtcpPacket]) -> Bool {
         let compound = packets.flatMap { $0.serialized() }
-        let protected: [UInt8]? = srtpLock.withLock { try? srtpOut?.protectRtcp(compound) }
+        let protected: [UInt8]? = srtpLock.withLock { try? srtpSessions().outbound?.protectRtcp(compound) }
         guard let protected else { return false }
         sendAll([protected])
         return true
