@@ -17,6 +17,7 @@ public final class StandardIOSignaling: SignalingProvider, Sendable {
         let (stream, continuation) = AsyncStream<SignalingInput>.makeStream()
         self.stream = stream
         let thread = Thread {
+            RtcSignal.prepareCoding()  // while the first line is on its way
             while let line = readLine(strippingNewline: true) {
                 guard !line.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
                 guard line.utf8.count <= Self.maxLine else {
