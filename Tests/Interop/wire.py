@@ -9,9 +9,9 @@ one JSON line at the end: {"first": status, "second": status, "cpu": [seconds, s
 """
 import json
 import os
+import selectors
 import subprocess
 import sys
-import threading
 import time
 
 timeout = float(sys.argv[1])
@@ -25,31 +25,53 @@ peers = [subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE
 outputs = [open(f"{prefix}.{name}.out", "wb") if prefix else None for name in ("first", "second")]
 
 
-def pump(source, target, log):
-    for line in source.stdout:
-        if log:
-            log.write(line)
-            log.flush()
-        try:
-            target.stdin.write(line)
-            target.stdin.flush()
-        except (BrokenPipeError, ValueError):
-            break
-    # The source closed its stdout (it is exiting): the signaling channel is gone.
+def forward(index, data):
+    """Passes what peer `index` printed to the other peer's stdin, as it comes
+    (whole lines or not: the reader splits lines), and logs it."""
+    if outputs[index]:
+        outputs[index].write(data)
+        outputs[index].flush()
+    target = peers[1 - index].stdin
     try:
-        target.stdin.close()
-    except (BrokenPipeError, ValueError):
+        os.write(target.fileno(), data)
+    except (BrokenPipeError, ValueError, OSError):
         pass
 
 
-threads = [threading.Thread(target=pump, args=(peers[0], peers[1], outputs[0]), daemon=True),
-           threading.Thread(target=pump, args=(peers[1], peers[0], outputs[1]), daemon=True)]
-for thread in threads:
-    thread.start()
+def close_stdin(index):
+    try:
+        peers[index].stdin.close()
+    except (BrokenPipeError, ValueError, OSError):
+        pass
+
+
+# One thread relays both ways (select, no Python threads: a relay thread
+# waiting for the GIL added up to milliseconds per signal to setup times).
+selector = selectors.DefaultSelector()
+for index, peer in enumerate(peers):
+    selector.register(peer.stdout.fileno(), selectors.EVENT_READ, index)
 statuses, cpu = [None, None], [0.0, 0.0]
 deadline = time.monotonic() + timeout
 pending = {peer.pid: index for index, peer in enumerate(peers)}
+
+
+def relay(wait):
+    """Forwards what is ready within `wait` seconds."""
+    if not selector.get_map():
+        time.sleep(wait)
+        return
+    for key, _ in selector.select(timeout=wait):
+        data = os.read(key.fd, 65536)
+        if data:
+            forward(key.data, data)
+        else:
+            # The source closed its stdout (it is exiting): the signaling channel is gone.
+            selector.unregister(key.fd)
+            close_stdin(1 - key.data)
+
+
 while pending and time.monotonic() < deadline:
+    relay(0.01)
     for pid, index in list(pending.items()):
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
@@ -57,11 +79,11 @@ while pending and time.monotonic() < deadline:
             statuses[index] = peers[index].returncode
             cpu[index] = round(usage.ru_utime + usage.ru_stime, 3)
             del pending[pid]
-            try:
-                peers[1 - index].stdin.close()
-            except (BrokenPipeError, ValueError):
-                pass
-    time.sleep(0.01)
+            # What it printed before exiting still goes through, then its peer's stdin closes.
+            drain_deadline = time.monotonic() + 1
+            while peers[index].stdout.fileno() in selector.get_map() and time.monotonic() < drain_deadline:
+                relay(0.05)
+            close_stdin(1 - index)
 for pid, index in pending.items():
     peers[index].kill()
     os.wait4(pid, 0)
