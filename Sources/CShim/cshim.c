@@ -50,6 +50,11 @@ bool cshim_g_object_get_bool(gpointer object, const char *property) {
   g_object_get(object, property, &value, NULL);
   return value ? true : false;
 }
+unsigned int cshim_g_object_get_uint(gpointer object, const char *property) {
+  guint value = 0;
+  g_object_get(object, property, &value, NULL);
+  return value;
+}
 
 // MARK: CRC32C
 

@@ -185,6 +185,7 @@ public final class IceAgent: @unchecked Sendable {
 
     /// ICE restart (RFC 8445 §9): new local credentials, candidates gathered again.
     public func restart() throws(IceError) {
+        setPacing(configuration.pacingMilliseconds)  // checks at full pace again
         guard whileOpen(false, { nice_agent_restart_stream(agent, streamId) != 0 }) else {
             throw .setup("restart failed")
         }
@@ -222,6 +223,30 @@ public final class IceAgent: @unchecked Sendable {
         defer { g_free(text) }
         let line = String(cString: text)
         return line.hasPrefix("a=") ? String(line.dropFirst(2)) : line
+    }
+
+    /// Milliseconds between libnice's check ticks once checks are done.
+    /// libnice keeps its check timer running at the pacing interval for the
+    /// life of the agent: at the 1 ms that makes connecting fast, that was a
+    /// thousand wake-ups a second of the GLib thread during a whole call
+    /// (measured: 4,900 polls in a 5 s call, 1,100 at 20 ms, a fifth less CPU
+    /// for a media receiver). 20 ms is libnice's own default; late trickled
+    /// candidates are still checked, at that pace.
+    static let idlePacing: UInt32 = 20
+
+    /// On the GLib thread.
+    private func stateChanged(_ state: IceState) {
+        if state == .completed { setPacing(max(configuration.pacingMilliseconds, Self.idlePacing)) }
+        callbacks.onEvent(.stateChanged(state))
+    }
+
+    /// libnice's current check pacing, for tests.
+    var pacing: UInt32 {
+        whileOpen(0) { cshim_g_object_get_uint(UnsafeMutableRawPointer(agent), "stun-pacing-timer") }
+    }
+
+    private func setPacing(_ milliseconds: UInt32) {
+        whileOpen(()) { cshim_g_object_set_uint(UnsafeMutableRawPointer(agent), "stun-pacing-timer", milliseconds) }
     }
 
     /// UDP buffer size asked for on the selected pair's socket.
@@ -291,7 +316,7 @@ public final class IceAgent: @unchecked Sendable {
                 case NICE_COMPONENT_STATE_DISCONNECTED: .disconnected
                 default: .new
                 }
-            Unmanaged<IceAgent>.fromOpaque(user).takeUnretainedValue().callbacks.onEvent(.stateChanged(mapped))
+            Unmanaged<IceAgent>.fromOpaque(user).takeUnretainedValue().stateChanged(mapped)
         }
         let selected:
             @convention(c) (

@@ -88,6 +88,16 @@ final class IcePeer: Sendable {
             sizes = offerer.agent.selectedSocketBufferSizes
         }
         #expect((sizes?.receive ?? 0) >= expected, "receive buffer \(sizes?.receive ?? 0), want \(expected)")
+
+        // Checks done: libnice's check timer slows down (it ticks for the agent's whole life).
+        #expect(offerer.agent.configuration.pacingMilliseconds < IceAgent.idlePacing)
+        let slowed = ContinuousClock.now + .seconds(2)
+        while offerer.agent.pacing != IceAgent.idlePacing, ContinuousClock.now < slowed {
+            try await Task.sleep(for: .milliseconds(5))  // the ready state may still be on its way
+        }
+        #expect(offerer.agent.pacing == IceAgent.idlePacing && answerer.agent.pacing == IceAgent.idlePacing)
+        try offerer.agent.restart()
+        #expect(offerer.agent.pacing == offerer.agent.configuration.pacingMilliseconds)
     }
 
     /// The selected pair can lag the state event by a moment.

@@ -36,6 +36,7 @@ void cshim_g_object_set_bool(gpointer object, const char *property, bool value);
 void cshim_g_object_set_uint(gpointer object, const char *property, unsigned int value);
 void cshim_g_object_set_string(gpointer object, const char *property, const char *value);
 bool cshim_g_object_get_bool(gpointer object, const char *property);
+unsigned int cshim_g_object_get_uint(gpointer object, const char *property);
 
 // CRC32C (Castagnoli, reflected, as SCTP uses it: RFC 9260 appendix A),
 // continued from `crc` over `length` bytes, without the initial or final
