@@ -42,6 +42,18 @@ public struct CallMedia: Sendable, Equatable {
     /// The file this side sends on a section of `kind`, if any.
     public func file(for kind: MediaKind) -> String? { kind == .audio ? audio : video }
 
+    /// A receiver for a track the peer sends on `mid`, recording as these
+    /// options say; nil if `receivers` has one for that section already.
+    public func receiver(
+        forTrack mid: String, kind: MediaKind, peer: PeerConnection, clock: RecordingClock,
+        alongside receivers: [MediaReceiver]
+    ) -> MediaReceiver? {
+        guard !receivers.contains(where: { $0.mid == mid }) else { return nil }
+        return MediaReceiver.forTrack(
+            peer: peer, mid: mid, kind: kind, recordInto: recordDirectory, formats: recordFormats, clock: clock,
+            alongside: receivers)
+    }
+
     /// Between the peer's offer and our answer: sections we have nothing to send on only receive.
     public func receiveOnlyWhereNothingToSend(on peer: PeerConnection) async {
         for info in await peer.transceiverInfos where file(for: info.kind) == nil {

@@ -224,10 +224,10 @@ actor CallSession {
     }
 
     private func startReceiving(mid: String, kind: MediaKind) async {
-        guard !receivers.contains(where: { $0.mid == mid }) else { return }
-        let receiver = MediaReceiver.forTrack(
-            peer: peer, mid: mid, kind: kind, recordInto: media.recordDirectory, formats: media.recordFormats,
-            clock: recordingClock, alongside: receivers)
+        guard
+            let receiver = media.receiver(
+                forTrack: mid, kind: kind, peer: peer, clock: recordingClock, alongside: receivers)
+        else { return }
         receivers.append(receiver)
         await receiver.start()
     }

@@ -261,14 +261,13 @@ public final class IceAgent: @unchecked Sendable {
     /// for a relayed pair (its packets are wrapped): then nothing changes.
     /// On the GLib thread (from the selected-pair signal).
     private func enlargeSelectedSocketBuffers() {
-        guard let socket = nice_agent_get_selected_socket(agent, streamId, 1) else { return }
-        defer { g_object_unref(UnsafeMutableRawPointer(socket)) }
-        let fd = g_socket_get_fd(socket)
-        for (forced, plain) in [(SO_RCVBUFFORCE, SO_RCVBUF), (SO_SNDBUFFORCE, SO_SNDBUF)] {
-            var size = Self.socketBufferBytes
-            let length = socklen_t(MemoryLayout<Int32>.size)
-            if setsockopt(fd, SOL_SOCKET, forced, &size, length) != 0 {
-                _ = setsockopt(fd, SOL_SOCKET, plain, &size, length)
+        withSelectedSocket { fd in
+            for (forced, plain) in [(SO_RCVBUFFORCE, SO_RCVBUF), (SO_SNDBUFFORCE, SO_SNDBUF)] {
+                var size = Self.socketBufferBytes
+                let length = socklen_t(MemoryLayout<Int32>.size)
+                if setsockopt(fd, SOL_SOCKET, forced, &size, length) != 0 {
+                    _ = setsockopt(fd, SOL_SOCKET, plain, &size, length)
+                }
             }
         }
     }
@@ -277,16 +276,24 @@ public final class IceAgent: @unchecked Sendable {
     /// or a relayed pair).
     var selectedSocketBufferSizes: (receive: Int, send: Int)? {
         whileOpen(nil) {
-            guard let socket = nice_agent_get_selected_socket(agent, streamId, 1) else { return nil }
-            defer { g_object_unref(UnsafeMutableRawPointer(socket)) }
-            let fd = g_socket_get_fd(socket)
-            var sizes: [Int32] = [0, 0]
-            for (index, option) in [SO_RCVBUF, SO_SNDBUF].enumerated() {
-                var length = socklen_t(MemoryLayout<Int32>.size)
-                _ = getsockopt(fd, SOL_SOCKET, option, &sizes[index], &length)
+            withSelectedSocket { fd in
+                var sizes: [Int32] = [0, 0]
+                for (index, option) in [SO_RCVBUF, SO_SNDBUF].enumerated() {
+                    var length = socklen_t(MemoryLayout<Int32>.size)
+                    _ = getsockopt(fd, SOL_SOCKET, option, &sizes[index], &length)
+                }
+                return (Int(sizes[0]), Int(sizes[1]))
             }
-            return (Int(sizes[0]), Int(sizes[1]))
         }
+    }
+
+    /// Runs `body` with the selected pair's socket; nil when libnice has none
+    /// (no pair yet, or a relayed one).
+    @discardableResult
+    private func withSelectedSocket<T>(_ body: (Int32) -> T) -> T? {
+        guard let socket = nice_agent_get_selected_socket(agent, streamId, 1) else { return nil }
+        defer { g_object_unref(UnsafeMutableRawPointer(socket)) }
+        return body(g_socket_get_fd(socket))
     }
 
     private func connectSignals() {
