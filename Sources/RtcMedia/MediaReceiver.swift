@@ -128,14 +128,29 @@ public actor MediaReceiver {
         tasks.append(
             Task { [weak self] in
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(20))
+                    let waiting = await self?.isWaiting ?? false
+                    try? await Task.sleep(for: waiting ? Self.tick : Self.idleTick)
                     await self?.tick()
                 }
             })
     }
 
+    /// How often the receiver looks at its jitter buffer while it waits for
+    /// missing packets or a keyframe, and otherwise (for statistics, and to
+    /// notice a stream that stopped with packets held). Packets arriving drive
+    /// everything else, so an idle tick need not be fast: two receivers
+    /// ticking every 20 ms were a hundred wake-ups a second.
+    static let tick = Duration.milliseconds(20)
+    static let idleTick = Duration.milliseconds(100)
+
+    private var isWaiting: Bool { !jitter.isEmpty || keyframeWanted || senderClock == nil }
+
     private func pump(_ packets: AsyncStream<ReceivedRtp>) async {
-        for await received in packets { receive(received.packet) }
+        for await received in packets {
+            receive(received.packet)
+            // A gap or a frame that cannot be completed: ask now, not at the next tick.
+            if !jitter.isEmpty || keyframeWanted { await requestMissing(now: now()) }
+        }
     }
 
     /// Stops receiving, writes what the jitter buffer still holds, and closes the files.
@@ -190,6 +205,13 @@ public actor MediaReceiver {
             stats.jitter = peerStats.inbound.first { $0.ssrc == ssrc }?.jitter ?? stats.jitter
             stats.roundTripTime = peerStats.roundTripTime
         }
+        await requestMissing(now: time)
+    }
+
+    /// Asks for missing packets (NACK) and, when a frame cannot be completed,
+    /// a keyframe (PLI, at most every 0.3 s).
+    private func requestMissing(now time: Double) async {
+        guard let ssrc else { return }
         // Video asks for lost packets; audio conceals them (Opus PLC and FEC), as
         // WebRTC stacks do (their audio sections offer no `nack` feedback).
         let nacks = kind == .video ? jitter.nacks(now: time) : []
