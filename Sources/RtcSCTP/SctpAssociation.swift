@@ -101,6 +101,7 @@ public final class SctpAssociation: @unchecked Sendable {
                     badChecksums += 1
                     return
                 }
+                stack.noteActivity()
                 usrsctp_conninput(address, bytes.baseAddress, bytes.count, 0)
             }
             drain()

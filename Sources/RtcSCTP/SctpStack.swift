@@ -15,6 +15,16 @@ final class SctpStack: @unchecked Sendable {
     private var associations: [UnsafeMutableRawPointer: SctpAssociation] = [:]
     private var timer: DispatchSourceTimer?
     private var lastTick = DispatchTime.now()
+    /// When a packet last went in or out, and whether the timer runs at the idle pace.
+    private var lastActivity = DispatchTime.now()
+    private(set) var idle = false
+
+    /// How often usrsctp's timers are driven while packets flow (retransmission
+    /// and delayed-SACK timers want it fine), and after a second without any:
+    /// an idle association (a call's data channel) needs only its heartbeats,
+    /// and a 10 ms timer was a hundred wake-ups a second for nothing.
+    static let busyInterval = DispatchTimeInterval.milliseconds(10)
+    static let idleInterval = DispatchTimeInterval.milliseconds(250)
 
     private init() {
         let output: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int, UInt8, UInt8) -> Int32 = {
@@ -22,6 +32,7 @@ final class SctpStack: @unchecked Sendable {
             guard let address, let buffer, length > 0 else { return 0 }
             var packet = Array(UnsafeRawBufferPointer(start: buffer, count: length))
             packet.withUnsafeMutableBytes { SctpChecksum.stamp($0) }
+            SctpStack.shared.noteActivity()
             SctpStack.shared.associations[address]?.outbound(packet)
             return 0
         }
@@ -55,12 +66,29 @@ final class SctpStack: @unchecked Sendable {
         }
     }
 
+    /// On `queue`: a packet went in or out; the timer runs at the busy pace again.
+    func noteActivity() {
+        lastActivity = .now()
+        if idle {
+            idle = false
+            timer?.schedule(
+                deadline: .now() + Self.busyInterval, repeating: Self.busyInterval, leeway: .milliseconds(2))
+        }
+    }
+
     private func startTimer() {
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .milliseconds(10), repeating: .milliseconds(10), leeway: .milliseconds(2))
+        timer.schedule(deadline: .now() + Self.busyInterval, repeating: Self.busyInterval, leeway: .milliseconds(2))
         lastTick = .now()
+        lastActivity = .now()
+        idle = false
         timer.setEventHandler { [unowned self] in
             let now = DispatchTime.now()
+            if !idle, now.uptimeNanoseconds - lastActivity.uptimeNanoseconds > 1_000_000_000 {
+                idle = true
+                self.timer?.schedule(
+                    deadline: now + Self.idleInterval, repeating: Self.idleInterval, leeway: .milliseconds(20))
+            }
             let elapsed = UInt32(min((now.uptimeNanoseconds - lastTick.uptimeNanoseconds) / 1_000_000, 1000))
             guard elapsed > 0 else { return }
             lastTick = now

@@ -1,7 +1,8 @@
 import Foundation
-import RtcSCTP
 import TestSupport
 import Testing
+
+@testable import RtcSCTP
 
 /// An association whose events come out as a stream; packets go straight to its peer.
 final class SctpPeer: Sendable {
@@ -84,6 +85,30 @@ final class PeerBox: @unchecked Sendable {
             return nil
         }
         #expect(empty == [])
+    }
+
+    @Test func anIdleAssociationSlowsItsTimerAndWakesForTraffic() async throws {
+        let (client, server) = await Self.connectedPair()
+        defer {
+            client.association.close()
+            server.association.close()
+        }
+        let stack = SctpStack.shared
+        // A second without packets: usrsctp's timer drops to the idle pace.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !stack.queue.sync(execute: { stack.idle }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(stack.queue.sync { stack.idle })
+        // Traffic brings it back, and the channel works as before.
+        let id = try await client.open(DataChannelParameters(label: "after a pause"))
+        try client.association.send(Array("awake".utf8), binary: false, on: id)
+        let text = await server.next { event -> [UInt8]? in
+            if case .message(id, let data, false) = event { return data }
+            return nil
+        }
+        #expect(text == Array("awake".utf8))
+        #expect(!stack.queue.sync { stack.idle })
     }
 
     @Test func packetsWithAWrongChecksumAreDroppedAndCounted() async throws {
