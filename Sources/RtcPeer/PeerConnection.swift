@@ -610,11 +610,26 @@ public actor PeerConnection {
             let role = dtlsRole
         else { return }
         let transport = self.transport
+        let directory = self.directory
+        let created = WeakAssociation()
         // SCTP events join the transport's ordered event stream; its handler
         // sends data-channel traffic straight to the channels.
         let association = SctpAssociation(
             isDtlsClient: role == .client, onOutbound: { [weak transport] packet in transport?.sendSctp(packet) },
-            onEvent: { [weak transport] event in transport?.relay(.sctp(event)) })
+            onEvent: { [weak transport] event in
+                // A channel the peer opens is registered here, on the SCTP queue,
+                // before any message that follows its DCEP open is handled. Done
+                // on the actor, a message sent right after the open could find
+                // no channel yet and be lost (seen about once in 60 setups).
+                if case .channelOpen(let id, let parameters, true) = event, let association = created.value {
+                    let channel = DataChannel(parameters: parameters)
+                    channel.bind(association: association, id: id)
+                    directory.insert(channel, id: id)
+                    channel.didOpen()
+                }
+                transport?.relay(.sctp(event))
+            })
+        created.value = association
         self.association = association
         transport.attach(association)
         association.start(remoteMaxMessageSize: remoteMaxMessageSize)
@@ -638,14 +653,10 @@ public actor PeerConnection {
         switch event {
         case .connected:
             break
-        case .channelOpen(let id, let parameters, let remote):
+        case .channelOpen(let id, _, let remote):
             if remote {
-                guard let association else { return }
-                let channel = DataChannel(parameters: parameters)
-                channel.bind(association: association, id: id)
-                directory.insert(channel, id: id)
-                channel.didOpen()
-                emit(.dataChannel(channel))
+                // Made and opened on the SCTP queue (startSctpIfNegotiated).
+                if let channel = directory.channel(id) { emit(.dataChannel(channel)) }
             } else {
                 directory.channel(id)?.didOpen()
             }
@@ -877,4 +888,9 @@ public actor PeerConnection {
         for continuation in subscribers.values { continuation.finish() }
         subscribers = [:]
     }
+}
+
+/// The association, for its own event handler (set once it is made).
+private final class WeakAssociation: @unchecked Sendable {
+    weak var value: SctpAssociation?
 }

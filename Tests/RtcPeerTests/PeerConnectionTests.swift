@@ -72,7 +72,41 @@ struct LoopbackCall {
     }
 }
 
+extension PeerConnection {
+    /// Keeps the actor busy, as a slow moment would (tests only); `started` is called on entry.
+    func occupy(for seconds: Double, started: @Sendable () -> Void) {
+        started()
+        Thread.sleep(forTimeInterval: seconds)
+    }
+}
+
 @Suite(.serialized) struct PeerConnectionTests {
+    @Test func aMessageSentAsAChannelOpensArrivesWhileThePeersActorIsBusy() async throws {
+        let call = try LoopbackCall()
+        _ = await call.offerer.createDataChannel(DataChannelParameters(label: "first"))
+        #expect(try await call.connect())
+        let answererEvents = await call.answerer.events()
+        // The answerer's actor is busy when the new channel's DCEP open and the
+        // message right behind it arrive: both are handled on the SCTP queue.
+        let (begun, begin) = AsyncStream<Void>.makeStream()
+        let busy = Task { await call.answerer.occupy(for: 0.5) { begin.yield() } }
+        #expect(await begun.first(within: .seconds(5)) { _ in true } == true)
+        let channel = await call.offerer.createDataChannel(DataChannelParameters(label: "late"))
+        #expect(await channel.events.first(within: .seconds(5)) { $0 == .open ? true : nil } == true)
+        try channel.send("right away")
+        await busy.value
+        let remote = await answererEvents.first(within: .seconds(5)) { event -> DataChannel? in
+            if case .dataChannel(let channel) = event, channel.label == "late" { return channel }
+            return nil
+        }
+        let first = await remote?.events.first(within: .seconds(5)) { event -> String? in
+            if case .text(let text) = event { return text }
+            return nil
+        }
+        #expect(first == "right away")
+        await call.close()
+    }
+
     @Test func dataChannelOpensAndEchoes() async throws {
         let call = try LoopbackCall()
         let channel = await call.offerer.createDataChannel(DataChannelParameters(label: "data"))
