@@ -72,6 +72,16 @@ struct LoopbackCall {
     }
 }
 
+extension DataChannel {
+    /// The next text message on the channel (nil after 5 s).
+    func nextText() async -> String? {
+        await events.first(within: .seconds(5)) { event -> String? in
+            if case .text(let text) = event { return text }
+            return nil
+        }
+    }
+}
+
 extension PeerConnection {
     /// Keeps the actor busy, as a slow moment would (tests only); `started` is called on entry.
     func occupy(for seconds: Double, started: @Sendable () -> Void) {
@@ -99,11 +109,7 @@ extension PeerConnection {
             if case .dataChannel(let channel) = event, channel.label == "late" { return channel }
             return nil
         }
-        let first = await remote?.events.first(within: .seconds(5)) { event -> String? in
-            if case .text(let text) = event { return text }
-            return nil
-        }
-        #expect(first == "right away")
+        #expect(await remote?.nextText() == "right away")
         await call.close()
     }
 
@@ -126,11 +132,7 @@ extension PeerConnection {
         #expect(remote.label == "data")
 
         try channel.send("hello")
-        #expect(
-            await remote.events.first(within: .seconds(5)) {
-                if case .text(let t) = $0 { return t }
-                return nil
-            } == "hello")
+        #expect(await remote.nextText() == "hello")
         try remote.send([1, 2, 3])
         let echoed = await channel.events.first(within: .seconds(5)) { event -> [UInt8]? in
             if case .binary(let bytes) = event { return bytes }
@@ -220,11 +222,7 @@ extension PeerConnection {
         #expect(offererUp && answererUp)
         // The same SCTP association and DTLS session carry on over the restarted ICE session.
         try channel.send("after restart")
-        let text = await remote.events.first(within: .seconds(5)) { event -> String? in
-            if case .text(let text) = event { return text }
-            return nil
-        }
-        #expect(text == "after restart")
+        #expect(await remote.nextText() == "after restart")
         await call.close()
     }
 
