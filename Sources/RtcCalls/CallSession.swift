@@ -186,11 +186,7 @@ actor CallSession {
             case .connected: post(.transportConnected)
             case .disconnected: post(.transportDisconnected)
             case .failed: post(.transportFailed)
-            // The peer closed DTLS and its bye has not come: the bye travels
-            // by signaling, which can be slower than the close (a busy friend
-            // link). Wait for it as for a silent peer: ended by the bye if it
-            // comes within the grace period, failed if not.
-            case .closed where call.state != .ended: post(.transportDisconnected)
+            case .closed where call.state != .ended: post(.transportFailed)  // the peer closed DTLS without a bye
             default: break
             }
         case .track(let mid, let kind):
