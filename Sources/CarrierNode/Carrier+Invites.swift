@@ -80,7 +80,7 @@ extension Carrier {
         guard queue.hasRoom(for: encoded.reduce(0) { $0 + $1.bytes.count }) else {
             throw .queueFull(friend.description)
         }
-        for packet in encoded { queue.append(packet) }
+        for packet in encoded { queue.append(packet, urgent: true) }
         outgoing[number] = queue
         flushOutgoing()
         noteActivity()

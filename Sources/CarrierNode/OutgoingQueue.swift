@@ -1,6 +1,10 @@
 /// Packets waiting for room in toxcore's send window, per friend. toxcore
 /// refuses a packet when its congestion window is full (`SENDQ`); the node
 /// keeps the rest here and retries every loop iteration. Bounded in bytes.
+/// Control packets (invites and their replies: call signaling) go ahead of
+/// queued message pieces, so that a hang-up does not wait behind a 5 MB
+/// message (it did, for seconds). Each lane keeps its own order, and the
+/// receiver reassembles transfers independently.
 struct OutgoingQueue {
     struct Packet {
         /// The lossless packet: id byte, then the encoded node packet.
@@ -17,22 +21,28 @@ struct OutgoingQueue {
     /// At most this many bytes wait per friend (three 5 MB messages and change).
     static let maxBytes = 16 << 20
 
+    private var urgent: [Packet] = []
     private var packets: [Packet] = []
     private var head = 0
     private(set) var byteCount = 0
 
-    var isEmpty: Bool { head == packets.count }
-    var first: Packet? { isEmpty ? nil : packets[head] }
+    var isEmpty: Bool { urgent.isEmpty && head == packets.count }
+    var first: Packet? { urgent.first ?? (head < packets.count ? packets[head] : nil) }
 
     func hasRoom(for bytes: Int) -> Bool { byteCount + bytes <= Self.maxBytes }
 
-    mutating func append(_ packet: Packet) {
-        packets.append(packet)
+    /// Queues a packet; an `urgent` one goes after other urgent ones, before the rest.
+    mutating func append(_ packet: Packet, urgent isUrgent: Bool = false) {
+        if isUrgent { urgent.append(packet) } else { packets.append(packet) }
         byteCount += packet.bytes.count
     }
 
     mutating func removeFirst() {
-        guard !isEmpty else { return }
+        if !urgent.isEmpty {
+            byteCount -= urgent.removeFirst().bytes.count
+            return
+        }
+        guard head < packets.count else { return }
         byteCount -= packets[head].bytes.count
         head += 1
         if head == packets.count {
@@ -46,7 +56,8 @@ struct OutgoingQueue {
 
     /// Empties the queue, returning the receipts that will now never come.
     mutating func removeAll() -> [MessageId] {
-        let receipts = packets[head...].compactMap(\.receipt)
+        let receipts = (urgent + packets[head...]).compactMap(\.receipt)
+        urgent.removeAll()
         packets.removeAll()
         head = 0
         byteCount = 0
