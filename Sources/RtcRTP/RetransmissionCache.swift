@@ -8,9 +8,10 @@ public struct RetransmissionCache: Sendable {
     public init(capacity: Int = 512) { self.capacity = max(capacity, 1) }
 
     public mutating func store(_ packet: RtpPacket) {
-        var ring = slots[packet.ssrc] ?? [RtpPacket?](repeating: nil, count: capacity)
-        ring[Int(packet.sequenceNumber) % capacity] = packet
-        slots[packet.ssrc] = ring
+        // Mutated in place through the defaulted subscript: copying the ring out
+        // and back made every packet sent copy `capacity` packets.
+        slots[packet.ssrc, default: [RtpPacket?](repeating: nil, count: capacity)][
+            Int(packet.sequenceNumber) % capacity] = packet
     }
 
     /// The cached packets among `sequences`, in the order asked, skipping what is gone.
