@@ -19,7 +19,7 @@ public final class StandardIOSignaling: SignalingProvider, Sendable {
         let thread = Thread {
             RtcSignal.prepareCoding()  // while the first line is on its way
             while let line = readLine(strippingNewline: true) {
-                guard !line.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+                guard !line.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else { continue }
                 guard line.utf8.count <= Self.maxLine else {
                     continuation.yield(
                         .undecodable(.undecodable("a line of \(line.utf8.count) bytes"), from: Self.peer))
