@@ -54,8 +54,8 @@ public actor PeerConnection {
     private var association: SctpAssociation?
     private var remoteMaxMessageSize: UInt64 = 65536
     private var pendingChannels: [DataChannel] = []
-    private var router = RtpRouter()
-    private var reception: [UInt32: (mid: String, stats: ReceptionStatistics)] = [:]
+    /// Incoming RTP: routed, counted and delivered on the ICE thread.
+    private let reception: RtpReception
     private var retransmissions = RetransmissionCache()
     private var roundTripTime: Double?
     /// Per incoming SSRC, the last sender report's wallclock (Unix seconds) and RTP time.
@@ -63,7 +63,7 @@ public actor PeerConnection {
     private var lostByPeer: Int64 = 0
     private var rtcpTask: Task<Void, Never>?
     private var gatheringWaiters: [CheckedContinuation<Void, Never>] = []
-    private let started = ContinuousClock.now
+    private let started: ContinuousClock.Instant
 
     public init(configuration: PeerConfiguration = PeerConfiguration()) throws {
         self.configuration = configuration
@@ -71,11 +71,18 @@ public actor PeerConnection {
         dtlsContext = try DtlsContext(certificate: certificate)
         let (transportEvents, transportSink) = AsyncStream<SecureTransport.Event>.makeStream()
         let directory = self.directory
+        let started = ContinuousClock.now
+        self.started = started
+        let reception = RtpReception(started: started)
+        self.reception = reception
         transport = try SecureTransport(
             ice: try configuration.iceConfiguration(controlling: true), simulatedLoss: configuration.simulatedRtpLoss
         ) { event in
-            // Data-channel traffic goes straight to its channel (on the SCTP queue).
+            // Data-channel traffic goes straight to its channel (on the SCTP queue),
+            // RTP to its media section's stream (on the ICE thread).
             switch event {
+            case .rtp(let packet):
+                reception.deliver(packet)
             case .sctp(.message(let id, let data, let binary)):
                 directory.channel(id)?.didReceive(data, binary: binary)
             case .sctp(.bufferedAmountLow(let id)):
@@ -150,6 +157,7 @@ public actor PeerConnection {
             midExtensionId: 1, cname: cname)
         transceivers.append(transceiver)
         sections.append(.media(transceivers.count - 1))
+        updateReception()
         // libsrtp's one-time start (self-tests) takes ~17 ms: media will need it,
         // so it runs now, off the connection's path. Data-only connections skip it.
         SrtpSession.prepareInBackground()
@@ -417,6 +425,16 @@ public actor PeerConnection {
             adopted.append(.media(index))
         }
         sections = adopted
+        updateReception()
+    }
+
+    /// Tells the RTP path which sections exist and their clock rates.
+    private func updateReception() {
+        var clockRates: [String: UInt32] = [:]
+        for transceiver in transceivers {
+            clockRates[transceiver.info.mid] = transceiver.info.codec?.clockRate ?? 90000
+        }
+        reception.setSections(clockRates)
     }
 
     private func sectionsInclude(_ mid: String, in list: [Section]) -> Bool {
@@ -441,10 +459,10 @@ public actor PeerConnection {
     private func learnRouting(from description: SessionDescription) {
         for media in description.media where !media.isRejected && !media.isDataChannel {
             guard let mid = media.mid else { continue }
-            for codec in media.codecs { router.add(payloadType: codec.payloadType, mid: mid) }
-            for ssrc in media.sendingSsrcs { router.add(ssrc: ssrc, mid: mid) }
+            for codec in media.codecs { reception.learn(payloadType: codec.payloadType, mid: mid) }
+            for ssrc in media.sendingSsrcs { reception.learn(ssrc: ssrc, mid: mid) }
             if let id = media.headerExtensions.first(where: { $0.uri == RtpRouter.midExtensionURI })?.id {
-                router.midExtensionId = UInt8(id)
+                reception.learnMidExtension(id: UInt8(id))
             }
             if let kind = MediaKind(rawValue: media.kind), media.direction != .recvonly, media.direction != .inactive,
                 announcedTracks.insert(mid).inserted
@@ -567,7 +585,7 @@ public actor PeerConnection {
         case .sctp(let sctpEvent):
             handleSctp(sctpEvent)
         case .rtp(let packet):
-            handleRtp(packet)
+            reception.deliver(packet)  // not reached: the transport's handler delivers RTP itself
         case .rtcp(let packets):
             handleRtcp(packets)
         }
@@ -690,11 +708,7 @@ public actor PeerConnection {
     /// RTP packets received on a media section, in arrival order.
     public func receivedRtp(mid: String) -> AsyncStream<ReceivedRtp> {
         let (stream, continuation) = AsyncStream<ReceivedRtp>.makeStream(bufferingPolicy: .bufferingNewest(1024))
-        if let index = transceivers.firstIndex(where: { $0.info.mid == mid }) {
-            transceivers[index].received = continuation
-        } else {
-            continuation.finish()
-        }
+        _ = reception.attach(mid: mid, continuation)
         return stream
     }
 
@@ -761,30 +775,11 @@ public actor PeerConnection {
     /// what wallclock time an RTP timestamp stands for (RFC 3550 §6.4.1).
     public func senderClock(ssrc: UInt32) -> SenderClock? { senderClocks[ssrc] }
 
-    private func handleRtp(_ packet: RtpPacket) {
-        guard let mid = router.route(packet), let index = transceivers.firstIndex(where: { $0.info.mid == mid }) else {
-            return
-        }
-        let now = seconds()
-        var entry =
-            reception[packet.ssrc]
-            ?? (
-                mid,
-                ReceptionStatistics(ssrc: packet.ssrc, clockRate: transceivers[index].info.codec?.clockRate ?? 90000)
-            )
-        entry.stats.record(
-            sequence: packet.sequenceNumber, timestamp: packet.timestamp, payloadBytes: packet.payload.count,
-            arrival: now)
-        reception[packet.ssrc] = entry
-        transceivers[index].received?.yield(ReceivedRtp(mid: mid, packet: packet))
-    }
-
     private func handleRtcp(_ packets: [RtcpPacket]) {
-        let now = seconds()
         for packet in packets {
             switch packet {
             case .senderReport(let report):
-                reception[report.ssrc]?.stats.noteSenderReport(ntpTime: report.ntpTime, arrival: now)
+                reception.noteSenderReport(ssrc: report.ssrc, ntpTime: report.ntpTime)
                 senderClocks[report.ssrc] = SenderClock(
                     wallclock: NtpTime.unixSeconds(report.ntpTime), rtpTimestamp: report.rtpTime)
                 noteReports(report.reports)
@@ -829,11 +824,7 @@ public actor PeerConnection {
 
     private func sendReports() {
         guard state == .connected else { return }
-        let now = seconds()
-        var blocks: [RtcpPacket.ReportBlock] = []
-        for ssrc in reception.keys {
-            if let block = reception[ssrc]?.stats.makeReportBlock(now: now) { blocks.append(block) }
-        }
+        let blocks = reception.reportBlocks(limit: 31)
         var packets: [RtcpPacket] = []
         let ntp = NtpTime.from(unixSeconds: Date().timeIntervalSince1970)
         let instant = ContinuousClock.now
@@ -850,19 +841,14 @@ public actor PeerConnection {
                     .init(
                         ssrc: transceiver.info.sendSsrc, ntpTime: ntp, rtpTime: rtpNow,
                         packetCount: transceiver.packetsSent, octetCount: transceiver.octetsSent,
-                        reports: packets.isEmpty ? Array(blocks.prefix(31)) : [])))
+                        reports: packets.isEmpty ? blocks : [])))
         }
         // With nothing sent, a receiver report (empty if nothing was received either) keeps
         // RTCP flowing once a second: the peer knows we are alive (RFC 3550 §6.4.2).
         if packets.isEmpty, let ssrc = transceivers.first?.info.sendSsrc {
-            packets.append(.receiverReport(.init(ssrc: ssrc, reports: Array(blocks.prefix(31)))))
+            packets.append(.receiverReport(.init(ssrc: ssrc, reports: blocks)))
         }
         if !packets.isEmpty { transport.sendRtcp(packets) }
-    }
-
-    private func seconds() -> Double {
-        let elapsed = ContinuousClock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
     // MARK: Stats and close
@@ -874,12 +860,7 @@ public actor PeerConnection {
             packetsReceived: counters.packetsReceived, srtpDropped: counters.srtpDropped,
             simulatedDrops: counters.simulatedDrops, roundTripTime: roundTripTime,
             packetsLostByPeer: lostByPeer,
-            inbound: reception.map { ssrc, entry in
-                .init(
-                    mid: entry.mid, ssrc: ssrc, packetsReceived: entry.stats.packetsReceived,
-                    packetsLost: entry.stats.packetsLost,
-                    jitter: entry.stats.jitterSeconds)
-            }.sorted { $0.ssrc < $1.ssrc },
+            inbound: reception.inbound,
             selectedPair: transport.ice.selectedPair)
     }
 
@@ -891,10 +872,7 @@ public actor PeerConnection {
         for channel in directory.removeAll() { channel.didClose() }
         for channel in pendingChannels { channel.didClose() }
         pendingChannels = []
-        for index in transceivers.indices {
-            transceivers[index].received?.finish()
-            transceivers[index].received = nil
-        }
+        reception.finishAll()
         transport.close()
         transportSink.finish()
         association = nil

@@ -22,7 +22,6 @@ struct Transceiver {
     var lastSent: ContinuousClock.Instant?
     var midExtensionId: UInt8?
     let cname: String
-    var received: AsyncStream<ReceivedRtp>.Continuation?
 
     /// The codecs we offer: Opus and VP8 (the media layer encodes them).
     static func defaultCodecs(_ kind: MediaKind) -> [RtpCodec] {
