@@ -1,0 +1,74 @@
+import RtcRTP
+import Testing
+
+@testable import RtcPeer
+
+/// The ICE-thread side of incoming RTP, without sockets: routing to sections,
+/// statistics, streams attached and finished.
+@Suite struct RtpReceptionTests {
+    private func packet(pt: UInt8, sequence: UInt16, ssrc: UInt32 = 7) -> RtpPacket {
+        RtpPacket(
+            payloadType: pt, sequenceNumber: sequence, timestamp: UInt32(sequence) * 960, ssrc: ssrc, payload: [1, 2])
+    }
+
+    private func drain(_ stream: AsyncStream<ReceivedRtp>) async -> [ReceivedRtp] {
+        var received: [ReceivedRtp] = []
+        for await item in stream { received.append(item) }
+        return received
+    }
+
+    @Test func packetsReachTheirSectionsStreamAndAreCounted() async {
+        let reception = RtpReception(started: .now)
+        reception.setSections(["0": 48000, "1": 90000])
+        reception.learn(payloadType: 111, mid: "0")
+        reception.learn(payloadType: 96, mid: "1")
+        let (audio, audioIn) = AsyncStream<ReceivedRtp>.makeStream()
+        let (video, videoIn) = AsyncStream<ReceivedRtp>.makeStream()
+        #expect(reception.attach(mid: "0", audioIn))
+        #expect(reception.attach(mid: "1", videoIn))
+
+        reception.deliver(packet(pt: 111, sequence: 10, ssrc: 7))
+        reception.deliver(packet(pt: 111, sequence: 12, ssrc: 7))  // 11 lost
+        reception.deliver(packet(pt: 96, sequence: 5, ssrc: 9))
+        reception.deliver(packet(pt: 100, sequence: 1, ssrc: 11))  // no section for this payload type
+        reception.finishAll()
+
+        let audioPackets = await drain(audio)
+        let videoPackets = await drain(video)
+        #expect(audioPackets.map(\.packet.sequenceNumber) == [10, 12] && audioPackets.allSatisfy { $0.mid == "0" })
+        #expect(videoPackets.map(\.packet.sequenceNumber) == [5] && videoPackets.first?.mid == "1")
+        let inbound = reception.inbound
+        #expect(inbound.map(\.ssrc) == [7, 9])
+        #expect(inbound.first?.packetsReceived == 2 && inbound.first?.packetsLost == 1)
+        let blocks = reception.reportBlocks(limit: 31)
+        #expect(blocks.map(\.ssrc) == [7, 9])
+        #expect(reception.reportBlocks(limit: 1).count == 1)
+    }
+
+    @Test func aStreamForAnUnknownSectionEndsAtOnceAndARemovedSectionEndsItsStream() async {
+        let reception = RtpReception(started: .now)
+        reception.setSections(["0": 48000])
+        let (unknown, unknownIn) = AsyncStream<ReceivedRtp>.makeStream()
+        #expect(!reception.attach(mid: "5", unknownIn))
+        #expect(await drain(unknown).isEmpty)
+
+        let (audio, audioIn) = AsyncStream<ReceivedRtp>.makeStream()
+        #expect(reception.attach(mid: "0", audioIn))
+        reception.setSections([:])  // renegotiated away
+        #expect(await drain(audio).isEmpty)
+    }
+
+    @Test func aNewStreamForASectionReplacesAndEndsTheOldOne() async {
+        let reception = RtpReception(started: .now)
+        reception.setSections(["0": 48000])
+        reception.learn(payloadType: 111, mid: "0")
+        let (first, firstIn) = AsyncStream<ReceivedRtp>.makeStream()
+        let (second, secondIn) = AsyncStream<ReceivedRtp>.makeStream()
+        #expect(reception.attach(mid: "0", firstIn))
+        #expect(reception.attach(mid: "0", secondIn))
+        reception.deliver(packet(pt: 111, sequence: 1))
+        reception.finishAll()
+        #expect(await drain(first).isEmpty)
+        #expect(await drain(second).count == 1)
+    }
+}
