@@ -157,6 +157,10 @@ let package = Package(
             dependencies: ["TestSupport", "RtcCalls", "RtcPeer", "RtcMedia", "RtcMediaFiles", "RtcFileTransfer"],
             swiftSettings: strict),
         .testTarget(
+            name: "RtcFileTransferTests",
+            dependencies: ["RtcFileTransfer"],
+            swiftSettings: strict),
+        .testTarget(
             name: "InteropTests",
             dependencies: ["TestSupport", "RtcPeer", "RtcMediaFiles"],
             swiftSettings: strict),

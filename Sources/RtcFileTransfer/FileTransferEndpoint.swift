@@ -75,7 +75,7 @@ public actor FileTransferEndpoint {
         var name: String
         var nextIndex = 0
         var received: UInt64 = 0
-        var handle: FileHandle
+        var file: BlockFile
         var temporaryPath: String
         var digest = Sha256()
         var started = ContinuousClock.now
@@ -87,7 +87,7 @@ public actor FileTransferEndpoint {
         var size: UInt64
         var expected: String
         var received: UInt64 = 0
-        var handle: FileHandle
+        var file: BlockFile
         var temporaryPath: String
         var digest = Sha256()
         var started = ContinuousClock.now
@@ -143,15 +143,14 @@ public actor FileTransferEndpoint {
         defer { sending = false }
         let name = URL(fileURLWithPath: path).lastPathComponent
         guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.uint64Value,
-            let hashHandle = FileHandle(forReadingAtPath: path), let handle = FileHandle(forReadingAtPath: path)
+            let hashFile = BlockFile.openForReading(path), let file = BlockFile.openForReading(path)
         else { throw .unreadable(path) }
-        defer {
-            try? handle.close()
-            try? hashHandle.close()
-        }
         // Hash first: the header carries the SHA-256 the receiver checks against.
         let digest = Sha256()
-        while let block = try? hashHandle.read(upToCount: 1 << 20), !block.isEmpty { digest.update(Array(block)) }
+        do { try hashFile.forEachBlock(size: 1 << 20) { digest.update($0) } } catch {
+            throw .unreadable("\(path): \(error.description)")
+        }
+        hashFile.close()
         let sha256 = Sha256.hex(digest.finish())
         let started = ContinuousClock.now
         do {
@@ -161,10 +160,9 @@ public actor FileTransferEndpoint {
             cancelSending = false
             while sent < size {
                 try await paceOrStop(name)
-                guard let block = try handle.read(upToCount: Self.chunkSize), !block.isEmpty else {
-                    throw TransferError.unreadable("\(path) ended early")
-                }
-                try channel.send(Array(block))
+                let block = try Self.read(file, upTo: Self.chunkSize, path: path)
+                guard !block.isEmpty else { throw TransferError.unreadable("\(path) ended early") }
+                try channel.send(block)
                 sent += UInt64(block.count)
                 if ContinuousClock.now - lastProgress > .milliseconds(250) || sent == size {
                     lastProgress = ContinuousClock.now
@@ -196,9 +194,8 @@ public actor FileTransferEndpoint {
         defer { sending = false }
         let name = URL(fileURLWithPath: path).lastPathComponent
         guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.uint64Value,
-            let handle = FileHandle(forReadingAtPath: path)
+            let file = BlockFile.openForReading(path)
         else { throw .unreadable(path) }
-        defer { try? handle.close() }
         let fileId = UUID().uuidString.lowercased()
         let digest = Sha256()
         var sha256 = ""
@@ -209,7 +206,7 @@ public actor FileTransferEndpoint {
         do {
             while true {
                 try await paceOrStop(name)
-                let block = Array(try handle.read(upToCount: ChunkMessage.chunkSize) ?? Data())
+                let block = try Self.read(file, upTo: ChunkMessage.chunkSize, path: path)
                 digest.update(block)
                 sent += UInt64(block.count)
                 let last = sent >= size || block.isEmpty
@@ -235,6 +232,10 @@ public actor FileTransferEndpoint {
         }
         return Outcome(
             name: name, bytes: sent, sha256: sha256, ok: sent == size, seconds: seconds(since: started), path: nil)
+    }
+
+    private static func read(_ file: BlockFile, upTo count: Int, path: String) throws(TransferError) -> [UInt8] {
+        do { return try file.read(upTo: count) } catch { throw .unreadable("\(path): \(error.description)") }
     }
 
     /// Stops what is being sent or received on this channel; the peer is told (`file-cancel`).
@@ -334,14 +335,12 @@ public actor FileTransferEndpoint {
         }
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let temporary = directory + "/.\(safe).partial-\(UInt32.random(in: 0...UInt32.max))"
-        guard FileManager.default.createFile(atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600]),
-            let handle = FileHandle(forWritingAtPath: temporary)
-        else {
+        guard let file = BlockFile.create(temporary) else {
             try? channel.send(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
             return
         }
         incoming = Incoming(
-            name: safe, size: size, expected: sha256.lowercased(), handle: handle, temporaryPath: temporary)
+            name: safe, size: size, expected: sha256.lowercased(), file: file, temporaryPath: temporary)
         if size == 0 { finishReceiving() }
     }
 
@@ -352,7 +351,7 @@ public actor FileTransferEndpoint {
             abortReceiving()  // more bytes than the header announced
             return
         }
-        do { try current.handle.write(contentsOf: Data(bytes)) } catch {
+        do { try current.file.write(bytes) } catch {
             incoming = current
             abortReceiving()  // the file cannot be written
             return
@@ -370,7 +369,7 @@ public actor FileTransferEndpoint {
     private func finishReceiving() {
         guard let current = incoming else { return }
         incoming = nil
-        try? current.handle.close()
+        current.file.close()
         let actual = Sha256.hex(current.digest.finish())
         let ok = actual == current.expected
         var path: String?
@@ -396,7 +395,7 @@ public actor FileTransferEndpoint {
     private func abortReceiving(cancelled: Bool = false, tellPeer: Bool = true) {
         guard let current = incoming else { return }
         incoming = nil
-        try? current.handle.close()
+        current.file.close()
         try? FileManager.default.removeItem(atPath: current.temporaryPath)
         if tellPeer {
             try? channel.send(FileMessage.ack(name: current.name, size: current.received, sha256: "", ok: false).json)
@@ -424,18 +423,13 @@ public actor FileTransferEndpoint {
             let name = FileMessage.safeName(
                 chunk.name ?? ChunkMessage.fallbackName(fileId: chunk.fileId, mime: chunk.mime))
             let temporary = directory + "/.\(name).partial-\(UInt32.random(in: 0...UInt32.max))"
-            guard
-                FileManager.default.createFile(
-                    atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600]),
-                let handle = FileHandle(forWritingAtPath: temporary)
-            else { return }
-            chunked[chunk.fileId] = ChunkedIncoming(
-                name: name, handle: handle, temporaryPath: temporary, size: chunk.size)
+            guard let file = BlockFile.create(temporary) else { return }
+            chunked[chunk.fileId] = ChunkedIncoming(name: name, file: file, temporaryPath: temporary, size: chunk.size)
         }
         guard var current = chunked[chunk.fileId] else { return }
         // An ordered, reliable channel delivers chunks in order: a gap, or a file too large, ends it.
         guard chunk.index == current.nextIndex, current.received + UInt64(chunk.data.count) <= maxReceiveSize,
-            (try? current.handle.write(contentsOf: Data(chunk.data))) != nil
+            (try? current.file.write(chunk.data)) != nil
         else {
             abortChunked(chunk.fileId, cancelled: false)
             return
@@ -447,7 +441,7 @@ public actor FileTransferEndpoint {
         onProgress(Progress(name: current.name, bytes: current.received, total: current.size ?? 0, sending: false))
         guard chunk.end else { return }
         chunked[chunk.fileId] = nil
-        try? current.handle.close()
+        current.file.close()
         let destination = directory + "/" + current.name
         try? FileManager.default.removeItem(atPath: destination)
         let actual = Sha256.hex(current.digest.finish())
@@ -465,7 +459,7 @@ public actor FileTransferEndpoint {
 
     private func abortChunked(_ fileId: String, cancelled: Bool) {
         guard let current = chunked.removeValue(forKey: fileId) else { return }
-        try? current.handle.close()
+        current.file.close()
         try? FileManager.default.removeItem(atPath: current.temporaryPath)
         onReceived(
             Outcome(

@@ -12,7 +12,11 @@ public final class Sha256 {
     deinit { EVP_MD_CTX_free(context) }
 
     public func update(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { _ = EVP_DigestUpdate(context, $0.baseAddress, $0.count) }
+        bytes.withUnsafeBytes { update($0) }
+    }
+
+    public func update(_ bytes: UnsafeRawBufferPointer) {
+        _ = EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
     }
 
     public func finish() -> [UInt8] {
