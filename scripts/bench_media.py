@@ -6,12 +6,16 @@ stereo Opus (encoded from a WAV file) from a sender to a recorder that decodes
 both and writes WAV + Y4M, on 127.0.0.1. Reports the CPU seconds of each side
 (user + system, from wait4) and what arrived, with the ratio to aiortc. A last
 row shows this stack's recorder writing the packets as received (Ogg Opus +
-IVF, nothing decoded), which aiortc's recorder cannot do.
+IVF, nothing decoded), which aiortc's recorder cannot do. Each figure is the
+median of 3 calls; the stacks take turns, call by call, so that a noisy
+moment of the machine does not land on one of them only.
 Usage: bench_media.py CARRIER_BINARY
+Environment: SECONDS_OF_MEDIA (10), REPEAT (3).
 """
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -21,6 +25,8 @@ WIRE = os.path.join(ROOT, "Tests", "Interop", "wire.py")
 AIORTC = os.path.join(ROOT, "Tests", "Interop", "aiortc_peer.py")
 CARRIER = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/release/carrier"))
 SECONDS = int(os.environ.get("SECONDS_OF_MEDIA", "10"))
+REPEAT = int(os.environ.get("REPEAT", "3"))
+STACKS = ("carrier", "aiortc", "carrier-passthrough")
 
 
 def make_media(work):
@@ -58,6 +64,7 @@ def frames_in(y4m):
 
 def run(stack, audio, video, work):
     record = os.path.join(work, stack + "-rec")
+    shutil.rmtree(record, ignore_errors=True)  # the last call's recording
     stats = [os.path.join(work, stack + "-offer.json"), os.path.join(work, stack + "-answer.json")]
     offer, answer = commands(stack, audio, video, record, stats)
     out = subprocess.run([sys.executable, WIRE, str(SECONDS + 60), json.dumps(offer), json.dumps(answer)],
@@ -76,10 +83,19 @@ def main():
     work = tempfile.mkdtemp(prefix="carrier-bench-media-")
     try:
         audio, video = make_media(work)
-        results = {stack: run(stack, audio, video, work) for stack in ("carrier", "aiortc", "carrier-passthrough")}
+        calls = {stack: [] for stack in STACKS}
+        for _ in range(REPEAT):
+            for stack in STACKS:
+                calls[stack].append(run(stack, audio, video, work))
+        for stack in STACKS:
+            print(f"{stack}: " + ", ".join("CPU %.2f / %.2f s" % (call["sender"], call["receiver"])
+                                           for call in calls[stack]), file=sys.stderr)
+        results = {stack: {key: statistics.median(call[key] for call in calls[stack]) for key in calls[stack][0]}
+                   for stack in STACKS}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("%-40s %10s %10s %9s" % (f"{SECONDS} s 640x480@30 VP8 + Opus stereo", "carrier", "aiortc", "ratio"))
+    print("(median of %d calls each)" % REPEAT)
     for key, label in (("sender", "sender CPU (s)"), ("receiver", "recorder CPU (s)")):
         ours, theirs = results["carrier"][key], results["aiortc"][key]
         print("%-40s %10.2f %10.2f %8.2fx (lower is better)" % (label, ours, theirs, ours / theirs if theirs else 0))

@@ -3,8 +3,11 @@
 
 Connection setup (median of 5, createOffer to connected, on 127.0.0.1) and a
 50 MB file over one reliable data channel (MB/s, and CPU seconds of each
-side), plain and through a coturn relay started here. Prints a table with
-the ratio to aiortc. Usage: bench_transport.py CARRIER_BINARY
+side; the median of 3 transfers), plain and through a coturn relay started
+here. The two stacks take turns, run by run, so that a noisy moment of the
+machine does not land on one of them only. Prints a table with the ratio
+to aiortc. Usage: bench_transport.py CARRIER_BINARY
+Environment: RUNS (setups, 5), REPEAT (transfers, 3), MEGABYTES (50).
 """
 import base64
 import hashlib
@@ -24,6 +27,8 @@ WIRE = os.path.join(ROOT, "Tests", "Interop", "wire.py")
 AIORTC = os.path.join(ROOT, "Tests", "Interop", "aiortc_peer.py")
 CARRIER = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/release/carrier"))
 RUNS = int(os.environ.get("RUNS", "5"))
+REPEAT = int(os.environ.get("REPEAT", "3"))
+STACKS = ("carrier", "aiortc")
 MEGABYTES = int(os.environ.get("MEGABYTES", "50"))
 
 
@@ -68,6 +73,19 @@ def run_once(stack, send, turn=None):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def taking_turns(times, measure):
+    """`measure(stack)` `times` times for each stack, the stacks alternating."""
+    results = {stack: [] for stack in STACKS}
+    for _ in range(times):
+        for stack in STACKS:
+            results[stack].append(measure(stack))
+    return results
+
+
+def median(values):
+    return statistics.median(list(values))
+
+
 def start_coturn():
     port = random.randint(20000, 29999)
     secret = "bench-%d" % random.randint(0, 1 << 30)
@@ -89,21 +107,31 @@ def main():
         handle.write(b"x")
     with open(big, "wb") as handle:
         handle.write(os.urandom(MEGABYTES << 20))
+        handle.flush()
+        os.fsync(handle.fileno())  # its write-back would otherwise compete with the first run
     rows = []
-    setup = {stack: statistics.median(run(stack, tiny)[0]["setupMs"] for _ in range(RUNS)) for stack in ("carrier", "aiortc")}
-    rows.append(("setup, median of %d (ms)" % RUNS, setup["carrier"], setup["aiortc"], False))
+    setups = taking_turns(RUNS, lambda stack: run(stack, tiny)[0]["setupMs"])
+    for stack in STACKS:
+        print(f"setup, {stack} (ms): " + ", ".join("%.1f" % value for value in setups[stack]), file=sys.stderr)
+    rows.append(("setup, median of %d (ms)" % RUNS, median(setups["carrier"]), median(setups["aiortc"]), False))
     server, turn = start_coturn()
     try:
         for label, relay in (("", None), (" via TURN", turn)):
-            results = {stack: run(stack, big, relay) for stack in ("carrier", "aiortc")}
-            rows.append((f"{MEGABYTES} MB{label} (MB/s)", results["carrier"][0]["MBps"], results["aiortc"][0]["MBps"], True))
+            results = taking_turns(REPEAT, lambda stack: run(stack, big, relay))
+            for stack in STACKS:
+                print(f"{MEGABYTES} MB{label}, {stack}: " + ", ".join(
+                    "%.1f MB/s (CPU %.2f / %.2f s)" % (offered["MBps"], cpu[0], cpu[1]) for offered, cpu in results[stack]),
+                    file=sys.stderr)
+            speed = {stack: median(offered["MBps"] for offered, _ in results[stack]) for stack in STACKS}
+            rows.append((f"{MEGABYTES} MB{label} (MB/s)", speed["carrier"], speed["aiortc"], True))
             for side, index in (("sender", 0), ("receiver", 1)):
-                rows.append((f"{MEGABYTES} MB{label}, {side} CPU (s)", results["carrier"][1][index],
-                             results["aiortc"][1][index], False))
+                cpu = {stack: median(cpu[index] for _, cpu in results[stack]) for stack in STACKS}
+                rows.append((f"{MEGABYTES} MB{label}, {side} CPU (s)", cpu["carrier"], cpu["aiortc"], False))
     finally:
         server.terminate()
         shutil.rmtree(work, ignore_errors=True)
     print("%-36s %10s %10s %9s" % ("WebRTC transport on 127.0.0.1", "carrier", "aiortc", "ratio"))
+    print("(transfers: median of %d)" % REPEAT)
     for label, ours, theirs, higher_better in rows:
         ratio = (ours / theirs) if theirs else float("nan")
         print("%-36s %10.1f %10.1f %8.2fx%s" % (label, ours, theirs, ratio, "" if higher_better else " (lower is better)"))
