@@ -56,7 +56,8 @@ public actor PeerConnection {
     private var pendingChannels: [DataChannel] = []
     /// Incoming RTP: routed, counted and delivered on the ICE thread.
     private let reception: RtpReception
-    private var retransmissions = RetransmissionCache()
+    /// Outgoing RTP: numbered, counted and kept for NACKs on the sending thread.
+    private nonisolated let sending = RtpSending()
     private var roundTripTime: Double?
     /// Per incoming SSRC, the last sender report's wallclock (Unix seconds) and RTP time.
     private var senderClocks: [UInt32: SenderClock] = [:]
@@ -157,7 +158,7 @@ public actor PeerConnection {
             midExtensionId: 1, cname: cname)
         transceivers.append(transceiver)
         sections.append(.media(transceivers.count - 1))
-        updateReception()
+        updateRtpPaths()
         // libsrtp's one-time start (self-tests) takes ~17 ms: media will need it,
         // so it runs now, off the connection's path. Data-only connections skip it.
         SrtpSession.prepareInBackground()
@@ -192,6 +193,7 @@ public actor PeerConnection {
         } else {
             transceivers[index].info.direction = direction
         }
+        updateRtpPaths()
     }
 
     private func allocateMid() -> String {
@@ -267,6 +269,7 @@ public actor PeerConnection {
         }
         localDescription = description
         sessionVersion += 1
+        updateRtpPaths()
         try startGathering()
         surfaceCandidates()
     }
@@ -309,6 +312,7 @@ public actor PeerConnection {
             for candidate in media.candidates { try? transport.ice.addRemoteCandidate(candidate.description) }
             if media.isDataChannel { remoteMaxMessageSize = media.maxMessageSize ?? 65536 }
         }
+        updateRtpPaths()
         for line in pendingRemoteCandidates { try? transport.ice.addRemoteCandidate(line) }
         pendingRemoteCandidates = []
         if description.media.contains(where: \.endOfCandidates) { transport.ice.remoteCandidatesComplete() }
@@ -425,16 +429,25 @@ public actor PeerConnection {
             adopted.append(.media(index))
         }
         sections = adopted
-        updateReception()
+        updateRtpPaths()
     }
 
-    /// Tells the RTP path which sections exist and their clock rates.
-    private func updateReception() {
+    /// Tells the RTP paths which sections exist, their codecs and directions.
+    private func updateRtpPaths() {
         var clockRates: [String: UInt32] = [:]
         for transceiver in transceivers {
             clockRates[transceiver.info.mid] = transceiver.info.codec?.clockRate ?? 90000
         }
         reception.setSections(clockRates)
+        sending.setSections(
+            transceivers.map { transceiver in
+                let info = transceiver.info
+                return RtpSending.Section(
+                    mid: info.mid, ssrc: info.sendSsrc, payloadType: info.codec?.payloadType,
+                    clockRate: info.codec?.clockRate ?? 90000,
+                    sends: info.direction == .sendrecv || info.direction == .sendonly,
+                    midExtensionId: transceiver.midExtensionId)
+            })
     }
 
     private func sectionsInclude(_ mid: String, in list: [Section]) -> Bool {
@@ -713,37 +726,32 @@ public actor PeerConnection {
     }
 
     /// Sends one RTP payload on a media section with its negotiated payload type.
-    public func sendRtp(mid: String, payload: [UInt8], timestamp: UInt32, marker: Bool = false) throws(PeerError) {
-        guard let index = transceivers.firstIndex(where: { $0.info.mid == mid }) else {
-            throw .invalidState("no media section \(mid)")
-        }
-        var transceiver = transceivers[index]
-        guard let codec = transceiver.info.codec,
-            transceiver.info.direction == .sendrecv || transceiver.info.direction == .sendonly
-        else { throw .invalidState("media section \(mid) does not send") }
-        var packet = RtpPacket(
-            payloadType: codec.payloadType, sequenceNumber: transceiver.sequence, timestamp: timestamp,
-            ssrc: transceiver.info.sendSsrc, payload: payload)
-        packet.marker = marker
-        if let id = transceiver.midExtensionId { packet.extensions = [.init(id: id, data: Array(mid.utf8))] }
-        transceiver.sequence &+= 1
-        transceiver.packetsSent &+= 1
-        transceiver.octetsSent &+= UInt32(payload.count)
-        transceiver.lastRtpTimestamp = timestamp
-        transceiver.lastSent = .now
-        transceivers[index] = transceiver
-        retransmissions.store(packet)
-        guard transport.sendRtp(packet) else { throw .invalidState("not connected yet") }
-        // A first sender report at once, so the receiver can map RTP to wallclock early (A/V sync).
-        if transceiver.packetsSent == 1 { sendReports() }
+    /// Callable from any thread; it never waits for the actor.
+    public nonisolated func sendRtp(mid: String, payload: [UInt8], timestamp: UInt32, marker: Bool = false)
+        throws(PeerError)
+    {
+        try sendRtp(mid: mid, payloads: [payload], timestamp: timestamp, marker: marker)
     }
 
     /// Sends the packets of one frame (same timestamp) in one call; the marker
-    /// goes on the last when `marker` is set (video frames).
-    public func sendRtp(mid: String, payloads: [[UInt8]], timestamp: UInt32, marker: Bool) throws(PeerError) {
-        for (index, payload) in payloads.enumerated() {
-            try sendRtp(mid: mid, payload: payload, timestamp: timestamp, marker: marker && index == payloads.count - 1)
+    /// goes on the last when `marker` is set (video frames). Callable from any
+    /// thread (a media sender's pacing thread); it never waits for the actor.
+    public nonisolated func sendRtp(mid: String, payloads: [[UInt8]], timestamp: UInt32, marker: Bool)
+        throws(PeerError)
+    {
+        let numbered: (packets: [RtpPacket], first: Bool)
+        do { numbered = try sending.packets(mid: mid, payloads: payloads, timestamp: timestamp, marker: marker) } catch
+        {
+            switch error {
+            case .noSection(let mid): throw .invalidState("no media section \(mid)")
+            case .doesNotSend(let mid): throw .invalidState("media section \(mid) does not send")
+            }
         }
+        for packet in numbered.packets {
+            guard transport.sendRtp(packet) else { throw .invalidState("not connected yet") }
+        }
+        // A first sender report at once, so the receiver can map RTP to wallclock early (A/V sync).
+        if numbered.first { Task { await self.sendReports() } }
     }
 
     /// Asks the peer to resend lost packets of a stream it sends us (generic NACK, RFC 4585 §6.2.1).
@@ -786,7 +794,7 @@ public actor PeerConnection {
             case .receiverReport(let report):
                 noteReports(report.reports)
             case .nack(_, let mediaSsrc, let lost):
-                for packet in retransmissions.packets(ssrc: mediaSsrc, sequences: lost) { transport.sendRtp(packet) }
+                for packet in sending.retransmissions(ssrc: mediaSsrc, sequences: lost) { transport.sendRtp(packet) }
             case .pli(_, let mediaSsrc):
                 keyframeRequested(ssrc: mediaSsrc)
             case .fir(_, let entries):
@@ -828,20 +836,16 @@ public actor PeerConnection {
         var packets: [RtcpPacket] = []
         let ntp = NtpTime.from(unixSeconds: Date().timeIntervalSince1970)
         let instant = ContinuousClock.now
-        for transceiver in transceivers where transceiver.packetsSent > 0 {
+        for stream in sending.sent {
             // The RTP time that corresponds to `ntp`: the last timestamp sent, moved on by the time since.
-            var rtpNow = transceiver.lastRtpTimestamp
-            if let sent = transceiver.lastSent, let rate = transceiver.info.codec?.clockRate {
-                let elapsed = instant - sent
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                rtpNow &+= UInt32(truncatingIfNeeded: Int64(seconds * Double(rate)))
-            }
+            let elapsed = instant - stream.lastSent
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let rtpNow = stream.lastTimestamp &+ UInt32(truncatingIfNeeded: Int64(seconds * Double(stream.clockRate)))
             packets.append(
                 .senderReport(
                     .init(
-                        ssrc: transceiver.info.sendSsrc, ntpTime: ntp, rtpTime: rtpNow,
-                        packetCount: transceiver.packetsSent, octetCount: transceiver.octetsSent,
-                        reports: packets.isEmpty ? blocks : [])))
+                        ssrc: stream.ssrc, ntpTime: ntp, rtpTime: rtpNow, packetCount: stream.packets,
+                        octetCount: stream.octets, reports: packets.isEmpty ? blocks : [])))
         }
         // With nothing sent, a receiver report (empty if nothing was received either) keeps
         // RTCP flowing once a second: the peer knows we are alive (RFC 3550 §6.4.2).

@@ -14,12 +14,6 @@ public struct TransceiverInfo: Sendable, Equatable {
 
 struct Transceiver {
     var info: TransceiverInfo
-    var sequence = UInt16.random(in: 0...UInt16.max)
-    var packetsSent: UInt32 = 0
-    var octetsSent: UInt32 = 0
-    var lastRtpTimestamp: UInt32 = 0
-    /// When the last RTP packet was sent, to carry its timestamp forward to "now" in sender reports.
-    var lastSent: ContinuousClock.Instant?
     var midExtensionId: UInt8?
     let cname: String
 

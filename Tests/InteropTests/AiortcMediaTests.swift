@@ -63,8 +63,8 @@ import Testing
         #expect(audioPacket != nil && videoPacket != nil, "aiortc: \(aiortc.stderr.suffix(500))")
         #expect(audioPacket?.packet.payloadType == 111)
         for index in 0..<100 {
-            try await peer.sendRtp(mid: audio.mid, payload: [0xF8, 0xFF, 0xFE], timestamp: UInt32(index) * 960)
-            try await peer.sendRtp(
+            try peer.sendRtp(mid: audio.mid, payload: [0xF8, 0xFF, 0xFE], timestamp: UInt32(index) * 960)
+            try peer.sendRtp(
                 mid: video.mid, payload: [0x90, 0x80, UInt8(index & 0x7F)] + [UInt8](repeating: 0, count: 200),
                 timestamp: UInt32(index) * 3000, marker: true)
             try await Task.sleep(for: .milliseconds(10))  // pacing like real media

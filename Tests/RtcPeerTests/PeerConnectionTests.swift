@@ -160,9 +160,9 @@ extension PeerConnection {
         let atAnswerer = await call.answerer.receivedRtp(mid: video.mid)
         let atOfferer = await call.offerer.receivedRtp(mid: audio.mid)
         for index in 0..<5 {
-            try await call.offerer.sendRtp(
+            try call.offerer.sendRtp(
                 mid: video.mid, payload: [UInt8](repeating: UInt8(index), count: 900), timestamp: UInt32(index) * 3000)
-            try await call.answerer.sendRtp(
+            try call.answerer.sendRtp(
                 mid: audio.mid, payload: [0xF8, UInt8(index)], timestamp: UInt32(index) * 960)
         }
         let video4 = await atAnswerer.first(within: .seconds(5)) { $0.packet.payload.first == 4 ? $0 : nil }
@@ -210,7 +210,7 @@ extension PeerConnection {
         try await call.renegotiate()
         #expect(await call.answerer.transceiverInfos.map(\.mid) == [video.mid])
         let atAnswerer = await call.answerer.receivedRtp(mid: video.mid)
-        try await call.offerer.sendRtp(mid: video.mid, payload: [9, 9, 9], timestamp: 3000)
+        try call.offerer.sendRtp(mid: video.mid, payload: [9, 9, 9], timestamp: 3000)
         #expect(await atAnswerer.first(within: .seconds(5)) { $0.packet.payload == [9, 9, 9] ? true : nil } == true)
 
         let before = try #require(Self.ufrag(await call.offerer.currentLocalDescription()))
@@ -238,14 +238,14 @@ extension PeerConnection {
         }
         #expect(try await call.connect())
         let received = await call.answerer.receivedRtp(mid: audio.mid)
-        try await call.offerer.sendRtp(mid: audio.mid, payload: [0xF8, 1, 2, 3], timestamp: 960)
+        try call.offerer.sendRtp(mid: audio.mid, payload: [0xF8, 1, 2, 3], timestamp: 960)
         #expect(
             await received.first(within: .seconds(5)) { $0.packet.payload == [0xF8, 1, 2, 3] ? true : nil } == true)
         let replay = try #require(captured.first)
         let droppedBefore = await call.answerer.stats().srtpDropped
         call.answerer.transport.receive(replay)
         #expect(await call.answerer.stats().srtpDropped == droppedBefore + 1)
-        try await call.offerer.sendRtp(mid: audio.mid, payload: [0xF8, 4], timestamp: 1920)
+        try call.offerer.sendRtp(mid: audio.mid, payload: [0xF8, 4], timestamp: 1920)
         // The next packet the application sees is the new one, not the replay.
         #expect(await received.first(within: .seconds(5)) { $0.packet.payload } == [0xF8, 4])
         await call.close()

@@ -1,0 +1,118 @@
+import Foundation
+import RtcRTP
+
+/// Outgoing RTP state, callable from any thread: per media section the
+/// sequence numbers and counters (RFC 3550 §5.1, for sender reports) and the
+/// recent packets a NACK may ask for again (RFC 4585 §6.2.1).
+///
+/// A media sender paces and sends on its own thread and must not wait for
+/// the peer connection's actor per frame; the actor tells this what
+/// negotiation decided and reads counters for its reports. One lock.
+final class RtpSending: @unchecked Sendable {
+    /// What negotiation decided for one section that may send.
+    struct Section: Equatable {
+        var mid: String
+        var ssrc: UInt32
+        /// The negotiated codec's payload type and clock rate; nil: nothing agreed yet.
+        var payloadType: UInt8?
+        var clockRate: UInt32
+        var sends: Bool
+        var midExtensionId: UInt8?
+    }
+
+    /// What a sender report needs about one stream we sent on.
+    struct Sent: Equatable {
+        var ssrc: UInt32
+        var clockRate: UInt32
+        var packets: UInt32
+        var octets: UInt32
+        var lastTimestamp: UInt32
+        var lastSent: ContinuousClock.Instant
+    }
+
+    private struct Stream {
+        var section: Section
+        var sequence = UInt16.random(in: 0...UInt16.max)
+        var packets: UInt32 = 0
+        var octets: UInt32 = 0
+        var lastTimestamp: UInt32 = 0
+        var lastSent: ContinuousClock.Instant?
+    }
+
+    enum Refusal: Error, Equatable {
+        case noSection(String)
+        case doesNotSend(String)
+    }
+
+    private let lock = NSLock()
+    /// By SSRC: a section may be renamed (it takes the peer's mid), its stream goes on.
+    private var streams: [UInt32: Stream] = [:]
+    private var cache = RetransmissionCache()
+
+    /// The sections as negotiated now; counters carry over for SSRCs that stay.
+    func setSections(_ sections: [Section]) {
+        lock.withLock {
+            var next: [UInt32: Stream] = [:]
+            for section in sections {
+                var stream = streams[section.ssrc] ?? Stream(section: section)
+                stream.section = section
+                next[section.ssrc] = stream
+            }
+            for ssrc in streams.keys where next[ssrc] == nil { cache.forget(ssrc: ssrc) }
+            streams = next
+        }
+    }
+
+    /// The packets of one frame (same timestamp), numbered in order and kept for
+    /// NACKs; the marker goes on the last when `marker` is set. `first` is true
+    /// when these are the stream's first packets (a sender report should follow).
+    func packets(mid: String, payloads: [[UInt8]], timestamp: UInt32, marker: Bool) throws(Refusal)
+        -> (packets: [RtpPacket], first: Bool)
+    {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let ssrc = streams.first(where: { $0.value.section.mid == mid })?.key, var stream = streams[ssrc]
+        else { throw .noSection(mid) }
+        guard stream.section.sends, let payloadType = stream.section.payloadType else { throw .doesNotSend(mid) }
+        let first = stream.packets == 0 && !payloads.isEmpty
+        let midExtension = stream.section.midExtensionId.map {
+            [RtpPacket.HeaderExtensionElement(id: $0, data: Array(mid.utf8))]
+        }
+        var packets: [RtpPacket] = []
+        packets.reserveCapacity(payloads.count)
+        for (index, payload) in payloads.enumerated() {
+            var packet = RtpPacket(
+                payloadType: payloadType, sequenceNumber: stream.sequence, timestamp: timestamp, ssrc: ssrc,
+                payload: payload)
+            packet.marker = marker && index == payloads.count - 1
+            if let midExtension { packet.extensions = midExtension }
+            stream.sequence &+= 1
+            stream.packets &+= 1
+            stream.octets &+= UInt32(truncatingIfNeeded: payload.count)
+            cache.store(packet)
+            packets.append(packet)
+        }
+        stream.lastTimestamp = timestamp
+        stream.lastSent = .now
+        streams[ssrc] = stream
+        return (packets, first)
+    }
+
+    /// The packets a NACK asks for that are still kept.
+    func retransmissions(ssrc: UInt32, sequences: [UInt16]) -> [RtpPacket] {
+        lock.withLock { cache.packets(ssrc: ssrc, sequences: sequences) }
+    }
+
+    /// Every stream that sent something, for sender reports.
+    var sent: [Sent] {
+        lock.withLock {
+            streams.values.compactMap { stream in
+                stream.lastSent.map {
+                    Sent(
+                        ssrc: stream.section.ssrc, clockRate: stream.section.clockRate, packets: stream.packets,
+                        octets: stream.octets, lastTimestamp: stream.lastTimestamp, lastSent: $0)
+                }
+            }.sorted { $0.ssrc < $1.ssrc }
+        }
+    }
+}
