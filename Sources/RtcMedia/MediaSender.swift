@@ -5,7 +5,8 @@ import RtcPeer
 /// its media time (paced from the first one), as RTP with the negotiated
 /// payload type: Opus one packet per frame (RFC 7587), VP8 split per RFC 7741
 /// with the marker on a frame's last packet. Keyframe requests from the peer
-/// reach the source.
+/// reach the source. The pacing and sending run on a thread of the sender's
+/// own (`MediaPacer`); this actor is the handle to it.
 public actor MediaSender {
     public struct Stats: Sendable, Equatable, Codable {
         public var kind: String
@@ -27,18 +28,9 @@ public actor MediaSender {
     private let peer: PeerConnection
     public nonisolated let mid: String
     public nonisolated let kind: MediaKind
-    private var source: any MediaSource
-    private let loop: Bool
-    private let duration: Double?
-    private var task: Task<Void, Never>?
+    private let pacer: MediaPacer
     private var keyframeTask: Task<Void, Never>?
-    private var stats: Stats
-    private var muted = false
-    private let timestampBase = UInt32.random(in: 0...UInt32.max)
-    private var pictureId = UInt16.random(in: 0...0x7FFF)
-    private var finishWaiters: [CheckedContinuation<Void, Never>] = []
-    private var finished = false
-    public private(set) var lastError: String?
+    private var started = false
 
     /// `loop` plays the source again from the start at its end; `duration`
     /// (seconds) stops sending after that much media time.
@@ -47,136 +39,53 @@ public actor MediaSender {
         self.peer = peer
         self.mid = mid
         self.kind = source.kind
-        self.source = source
-        self.loop = loop
-        self.duration = duration
-        stats = Stats(kind: source.kind.rawValue, mid: mid)
+        pacer = MediaPacer(peer: peer, mid: mid, source: source, loop: loop, duration: duration)
     }
 
+    /// Starts the sending thread; keyframe requests from the peer reach the source.
     public func start() async {
-        guard task == nil else { return }
+        guard !started else { return }
+        started = true
         let events = await peer.events()
-        let mid = mid
-        keyframeTask = Task { [weak self] in
+        let (mid, pacer) = (mid, pacer)
+        keyframeTask = Task {
             for await event in events {
-                if case .keyframeRequested(let requested) = event, requested == mid { await self?.keyframeRequested() }
+                if case .keyframeRequested(let requested) = event, requested == mid { pacer.keyframeRequested() }
             }
         }
-        task = Task { [weak self] in await self?.run() }
+        pacer.start()
     }
 
     public func stop() {
-        task?.cancel()
         keyframeTask?.cancel()
-        markFinished()
+        pacer.stop()
     }
 
     /// Waits until the source ended (or the duration passed, or stop).
-    public func waitUntilFinished() async {
-        if finished { return }
-        await withCheckedContinuation { finishWaiters.append($0) }
-    }
+    public func waitUntilFinished() async { await pacer.waitUntilFinished() }
 
-    public var isFinished: Bool { finished }
+    public var isFinished: Bool { pacer.isFinished }
+
+    /// Why sending stopped early, if it did (an unreadable source, a refused send).
+    public var lastError: String? { pacer.lastError }
 
     /// Muted: samples are paced but not sent (the peer hears silence, sees a frozen picture).
-    public func setMuted(_ muted: Bool) { self.muted = muted }
+    public func setMuted(_ muted: Bool) { pacer.setMuted(muted) }
 
     /// Plays another source from now on (same kind); a video source starts with a keyframe.
     public func replaceSource(_ newSource: any MediaSource) throws(MediaError) {
         guard newSource.kind == kind else {
             throw .wrongKind("a \(newSource.kind.rawValue) source on a \(kind.rawValue) track")
         }
-        stats.framesEncoded += source.framesEncoded
-        source = newSource
-        replaced = true
-        newSource.requestKeyframe()
+        pacer.replace(with: newSource)
     }
 
-    private var replaced = false
-
     public func currentStats() async -> Stats {
-        var snapshot = stats
-        snapshot.framesEncoded += source.framesEncoded
+        var snapshot = pacer.currentStats
         let peerStats = await peer.stats()
         snapshot.roundTripTime = peerStats.roundTripTime
         snapshot.packetsLostByPeer = peerStats.packetsLostByPeer
         return snapshot
-    }
-
-    private func keyframeRequested() {
-        stats.keyframeRequests += 1
-        source.requestKeyframe()
-    }
-
-    private func run() async {
-        let clock = ContinuousClock()
-        let start = clock.now
-        var offset = 0.0
-        var previous = 0.0
-        var step = kind == .audio ? 0.02 : 1.0 / 30
-        var emptyAfterRewind = false
-        while !Task.isCancelled {
-            if replaced {
-                // A new source: its times restart at zero, from where the last one stopped.
-                offset += previous + step
-                previous = 0
-                replaced = false
-            }
-            let sample: EncodedSample?
-            do { sample = try source.next() } catch {
-                lastError = "\(error)"
-                break
-            }
-            guard let sample else {
-                guard loop, !emptyAfterRewind else { break }
-                offset += previous + step
-                previous = 0
-                source.rewind()
-                emptyAfterRewind = true
-                continue
-            }
-            emptyAfterRewind = false
-            if sample.time > previous { step = sample.time - previous }
-            previous = sample.time
-            let time = offset + sample.time
-            if let duration, time >= duration { break }
-            try? await Task.sleep(until: start + .milliseconds(Int64(time * 1000)), clock: clock)
-            guard !Task.isCancelled else { break }
-            if !muted { await send(sample, at: time) }
-            stats.seconds = time + step
-        }
-        markFinished()
-    }
-
-    private func send(_ sample: EncodedSample, at time: Double) async {
-        let clockRate = kind == .audio ? 48000.0 : 90000.0
-        let timestamp = timestampBase &+ UInt32(truncatingIfNeeded: Int64((time * clockRate).rounded()))
-        let payloads: [[UInt8]]
-        switch kind {
-        case .audio: payloads = [sample.data]
-        case .video:
-            payloads = Vp8Payload.packetize(sample.data, pictureId: pictureId)
-            pictureId = (pictureId + 1) & 0x7FFF
-        }
-        do {
-            try await peer.sendRtp(mid: mid, payloads: payloads, timestamp: timestamp, marker: kind == .video)
-        } catch {
-            lastError = "\(error)"
-            return
-        }
-        stats.packetsSent += payloads.count
-        stats.bytesSent += payloads.reduce(0) { $0 + $1.count }
-        stats.framesSent += 1
-        if sample.isKeyframe { stats.keyframesSent += 1 }
-    }
-
-    private func markFinished() {
-        guard !finished else { return }
-        finished = true
-        let waiters = finishWaiters
-        finishWaiters = []
-        for waiter in waiters { waiter.resume() }
     }
 }
 
