@@ -174,7 +174,11 @@ final class MediaPacer: @unchecked Sendable {
         do {
             try peer.sendRtp(mid: mid, payloads: payloads, timestamp: timestamp, marker: kind == .video)
         } catch {
-            lock.withLock { self.error = "\(error)" }
+            lock.withLock {
+                self.error = "\(error)"
+                // The connection is gone: nothing more can be sent (a looping source would encode forever).
+                if error == .closed { stopRequested = true }
+            }
             return
         }
         lock.withLock {

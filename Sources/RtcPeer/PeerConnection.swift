@@ -739,6 +739,7 @@ public actor PeerConnection {
     public nonisolated func sendRtp(mid: String, payloads: [[UInt8]], timestamp: UInt32, marker: Bool)
         throws(PeerError)
     {
+        guard !transport.isClosed else { throw .closed }
         let numbered: (packets: [RtpPacket], first: Bool)
         do { numbered = try sending.packets(mid: mid, payloads: payloads, timestamp: timestamp, marker: marker) } catch
         {

@@ -292,8 +292,13 @@ final class SecureTransport: @unchecked Sendable {
         for datagram in datagrams where ice.send(datagram) { count(datagram) }
     }
 
+    /// Closed: nothing will be sent or received again.
+    var isClosed: Bool { dtlsLock.withLock { closed } }
+    private var closed = false
+
     func close() {
         let goodbye: [[UInt8]] = dtlsLock.withLock {
+            closed = true
             dtlsTimer?.cancel()
             dtlsTimer = nil
             return dtls?.close() ?? []

@@ -172,3 +172,32 @@ import Testing
         #expect(result.received.first?.keyframesReceived == 2)
     }
 }
+
+/// A sender whose connection goes away ends instead of encoding forever.
+@Suite struct MediaSenderLifetimeTests {
+    @Test func aLoopingSenderEndsWhenItsConnectionCloses() async throws {
+        let peer = try PeerConnection(configuration: PeerConfiguration(localAddresses: ["127.0.0.1"]))
+        let mid = await peer.addTransceiver(.audio, direction: .sendonly).mid
+        let source = try MediaSources.open(MediaChecks.mediaFile("tone-440-660.wav"))
+        let sender = MediaSender(peer: peer, mid: mid, source: source, loop: true)
+        await sender.start()
+        await peer.close()
+        // Whichever comes first: the sender ends by itself, or 5 s pass (then stopping it releases the wait).
+        let endedByItself = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await sender.waitUntilFinished()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(5))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            if !first { await sender.stop() }
+            let why = await sender.lastError
+            return first && why == PeerError.closed.description
+        }
+        #expect(endedByItself)
+    }
+}

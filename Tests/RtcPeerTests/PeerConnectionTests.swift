@@ -170,6 +170,7 @@ extension PeerConnection {
         let audio4 = await atOfferer.first(within: .seconds(5)) { $0.packet.payload == [0xF8, 4] ? $0 : nil }
         #expect(audio4?.packet.payloadType == 111)
         await call.close()
+        #expect(throws: PeerError.closed) { try call.offerer.sendRtp(mid: video.mid, payload: [1], timestamp: 0) }
     }
 
     @Test func aTamperedFingerprintFailsTheConnection() async throws {
