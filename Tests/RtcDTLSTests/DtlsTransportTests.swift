@@ -119,3 +119,39 @@ struct DtlsPair {
         #expect(PacketClass([0x80, 96]) == .rtp && PacketClass([100]) == .unknown && PacketClass([]) == .unknown)
     }
 }
+
+/// What goes on the wire during a handshake.
+@Suite struct DtlsHandshakeWireTests {
+    /// The handshake message types in the plaintext (epoch 0) handshake records of `datagrams`.
+    static func plaintextHandshakeTypes(_ datagrams: [[UInt8]]) -> [UInt8] {
+        var types: [UInt8] = []
+        for datagram in datagrams {
+            var offset = 0
+            while offset + 13 <= datagram.count {
+                let length = Int(datagram[offset + 11]) << 8 | Int(datagram[offset + 12])
+                let epoch = Int(datagram[offset + 3]) << 8 | Int(datagram[offset + 4])
+                if datagram[offset] == 22, epoch == 0, length > 0, offset + 13 < datagram.count {
+                    types.append(datagram[offset + 13])
+                }
+                offset += 13 + length
+            }
+        }
+        return types
+    }
+
+    @Test func noSessionTicketIsSent() throws {
+        // WebRTC never resumes a session; a ticket only costs the last flight time.
+        let pair = try DtlsPair()
+        var toServer = pair.client.start()
+        var fromServer: [[UInt8]] = []
+        for _ in 0..<10 where !toServer.isEmpty {
+            let replies = toServer.flatMap { pair.server.receive($0).datagrams }
+            fromServer += replies
+            toServer = replies.flatMap { pair.client.receive($0).datagrams }
+        }
+        #expect(pair.client.state == .connected && pair.server.state == .connected)
+        let types = Self.plaintextHandshakeTypes(fromServer)
+        #expect(types.contains(2) && types.contains(11))  // ServerHello and Certificate were seen
+        #expect(!types.contains(4))  // NewSessionTicket
+    }
+}
