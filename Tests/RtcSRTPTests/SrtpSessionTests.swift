@@ -1,3 +1,4 @@
+import Glibc
 import RtcRTP
 import RtcSRTP
 import Testing
@@ -78,5 +79,20 @@ import Testing
         #expect(server.localKey == client.remoteKey && server.localSalt == client.remoteSalt)
         #expect(SrtpKeys(keyingMaterial: material, profile: .aeadAes128Gcm, isClient: true) == nil)
         #expect(SrtpProfile.aeadAes128Gcm.keyingMaterialLength == 56)
+    }
+}
+
+/// libsrtp built on NSS (Debian's) opens an NSS context per cipher; NSS must
+/// stay loaded when the last session goes, or it is unloaded and reloaded.
+@Suite struct SrtpNssTests {
+    @Test func nssStaysInitialisedWhenTheSessionsAreGone() throws {
+        typealias IsInitialized = @convention(c) () -> Int32
+        guard let symbol = dlsym(nil, "NSS_IsInitialized") else { return }  // libsrtp without NSS
+        do {
+            let key = [UInt8](repeating: 7, count: 16)
+            let salt = [UInt8](repeating: 9, count: 14)
+            _ = try SrtpSession(profile: .aes128CmHmacSha1_80, key: key, salt: salt, direction: .outbound)
+        }
+        #expect(unsafeBitCast(symbol, to: IsInitialized.self)() != 0)
     }
 }
