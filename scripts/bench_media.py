@@ -40,7 +40,9 @@ def make_media(work):
 
 def commands(stack, audio, video, record, stats):
     if stack.startswith("carrier"):
-        formats = ["--record-formats", "opus,ivf"] if stack == "carrier-passthrough" else []
+        # The same files as aiortc's recorder writes (decoded WAV + Y4M); the last row
+        # writes the packets as received instead.
+        formats = ["--record-formats", "opus,ivf" if stack == "carrier-passthrough" else "wav,y4m"]
         return ([CARRIER, "rtc", "offer", "--host-ip", "127.0.0.1", "--audio", audio, "--video", video,
                  "--duration", str(SECONDS), "--stats", stats[0]],
                 [CARRIER, "rtc", "answer", "--host-ip", "127.0.0.1", "--record", record, "--stats", stats[1]]
