@@ -21,9 +21,10 @@ final class MediaPacer: @unchecked Sendable {
     private let loop: Bool
     private let duration: Double?
     private let timestampBase = UInt32.random(in: 0...UInt32.max)
+    /// The source the thread starts with (it alone uses a source after that).
+    private let firstSource: any MediaSource
 
     private let lock = NSLock()
-    private var source: any MediaSource
     private var stats: MediaSender.Stats
     private var muted = false
     private var stopRequested = false
@@ -41,7 +42,7 @@ final class MediaPacer: @unchecked Sendable {
         self.peer = peer
         self.mid = mid
         self.kind = source.kind
-        self.source = source
+        firstSource = source
         self.loop = loop
         self.duration = duration
         stats = MediaSender.Stats(kind: source.kind.rawValue, mid: mid)
@@ -103,7 +104,7 @@ final class MediaPacer: @unchecked Sendable {
         var step = kind == .audio ? 0.02 : 1.0 / 30
         var emptyAfterRewind = false
         var encodedBefore = 0
-        var source = lock.withLock { self.source }
+        var source = firstSource
         while true {
             let (stop, replacement, keyframe) = lock.withLock {
                 defer {
@@ -117,7 +118,6 @@ final class MediaPacer: @unchecked Sendable {
                 // A new source: its times restart at zero, from where the last one stopped.
                 encodedBefore += source.framesEncoded
                 source = replacement
-                lock.withLock { self.source = replacement }
                 offset += previous + step
                 previous = 0
                 replacement.requestKeyframe()
