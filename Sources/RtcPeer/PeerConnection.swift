@@ -159,7 +159,7 @@ public actor PeerConnection {
         transceivers.append(transceiver)
         sections.append(.media(transceivers.count - 1))
         updateRtpPaths()
-        // libsrtp's one-time start (self-tests) takes ~17 ms: media will need it,
+        // libsrtp's one-time start (self-tests) takes ~7 ms: media will need it,
         // so it runs now, off the connection's path. Data-only connections skip it.
         SrtpSession.prepareInBackground()
         return transceiver.info

@@ -197,7 +197,7 @@ final class SecureTransport: @unchecked Sendable {
 
     /// Keeps the keys; the sessions are made when a packet first needs them,
     /// so that the handshake's end does not wait for libsrtp's one-time start
-    /// (~17 ms per process), and a data-only connection never pays for it.
+    /// (~7 ms of CPU per process), and a data-only connection never pays for it.
     private func installSrtp(profile: SrtpProfile, keys: SrtpKeys) {
         srtpLock.withLock { srtpKeys = (profile, keys) }
     }

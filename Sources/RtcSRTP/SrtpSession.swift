@@ -59,7 +59,7 @@ public final class SrtpSession {
         _ = unsafeBitCast(symbol, to: InitContext.self)("", "", "", "", nil, 0x2F)
     }
 
-    /// Starts libsrtp (srtp_init runs its crypto self-tests, ~17 ms) on a
+    /// Starts libsrtp (srtp_init runs its crypto self-tests, ~7 ms) on a
     /// background thread; the first session waits for it if it is not done.
     public static func prepareInBackground() {
         DispatchQueue.global(qos: .userInitiated).async { _ = initialized }
