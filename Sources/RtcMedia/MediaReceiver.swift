@@ -11,7 +11,13 @@ import RtcRTP
 /// written as it comes: audio to `<name>.wav` (decoded) and `<name>.opus`
 /// (Ogg Opus, the packets as received); video to `<name>.ivf` (VP8 frames) and
 /// `<name>.y4m` (decoded pictures). Every file is valid at any moment.
-public actor MediaReceiver {
+///
+/// Packets are handled on the thread that delivers them (the peer
+/// connection's ICE thread), behind this receiver's lock: a hop to another
+/// thread per packet was a thread wake-up each, and wake-ups were the largest
+/// cost of a recorder after the codecs on a virtual machine. NACKs and PLIs
+/// go out through the peer connection's actor, without waiting.
+public final class MediaReceiver: @unchecked Sendable {
     public struct Stats: Sendable, Equatable, Codable {
         public var kind: String
         public var mid: String
@@ -63,9 +69,11 @@ public actor MediaReceiver {
     }
 
     private let peer: PeerConnection
-    public nonisolated let mid: String
-    public nonisolated let kind: MediaKind
+    public let mid: String
+    public let kind: MediaKind
     private let recording: Recording?
+    /// Guards everything below.
+    private let lock = NSLock()
     private var jitter = JitterBuffer()
     private var assembler = Vp8FrameAssembler()
     private var audioDecoder: OpusAudioDecoder?
@@ -84,7 +92,9 @@ public actor MediaReceiver {
     private var ogg: OggOpusWriter?
     private var ivf: IvfWriter?
     private var y4m: Y4mWriter?
-    public private(set) var lastError: String?
+    private var error: String?
+    /// Why a file could not be written, if one could not.
+    public var lastError: String? { lock.withLock { error } }
     private let started = ContinuousClock.now
     private var senderClock: SenderClock?
     /// When the sender clock, jitter and RTT were last read from the peer connection (once a second).
@@ -121,19 +131,24 @@ public actor MediaReceiver {
     }
 
     public func start() async {
-        guard tasks.isEmpty else { return }
-        let packets = await peer.receivedRtp(mid: mid)
-        // The loop runs on this actor, not one hop per packet; it ends with the stream or `stop`.
-        tasks.append(Task { [weak self] in await self?.pump(packets) })
-        tasks.append(
-            Task { [weak self] in
-                while !Task.isCancelled {
-                    let waiting = await self?.isWaiting ?? false
-                    try? await Task.sleep(for: waiting ? Self.tick : Self.idleTick)
-                    await self?.tick()
-                }
-            })
+        let first = lock.withLock {
+            defer { running = true }
+            return !running
+        }
+        guard first else { return }
+        // Packets come to `handle` on the ICE thread; it ends with the connection or `stop`.
+        peer.receiveRtp(mid: mid) { [weak self] received in self?.handle(received.packet) }
+        let ticker = Task { [weak self] in
+            while !Task.isCancelled {
+                let waiting = self?.waiting ?? false
+                try? await Task.sleep(for: waiting ? Self.tick : Self.idleTick)
+                await self?.tick()
+            }
+        }
+        lock.withLock { tasks.append(ticker) }
     }
+
+    private var running = false
 
     /// How often the receiver looks at its jitter buffer while it waits for
     /// missing packets or a keyframe, and otherwise (for statistics, and to
@@ -144,17 +159,29 @@ public actor MediaReceiver {
     static let idleTick = Duration.milliseconds(100)
 
     private var isWaiting: Bool { !jitter.isEmpty || keyframeWanted || senderClock == nil }
+    private var waiting: Bool { lock.withLock { isWaiting } }
 
-    private func pump(_ packets: AsyncStream<ReceivedRtp>) async {
-        for await received in packets {
-            receive(received.packet)
+    /// On the delivering thread.
+    private func handle(_ packet: RtpPacket) {
+        let requests: Requests? = lock.withLock {
+            guard !stopped else { return nil }
+            receive(packet)
             // A gap or a frame that cannot be completed: ask now, not at the next tick.
-            if !jitter.isEmpty || keyframeWanted { await requestMissing(now: now()) }
+            return !jitter.isEmpty || keyframeWanted ? missing(now: now()) : nil
         }
+        if let requests { send(requests) }
     }
 
+    private var stopped = false
+
     /// Stops receiving, writes what the jitter buffer still holds, and closes the files.
-    public func stop() -> Stats {
+    public func stop() async -> Stats {
+        peer.receiveRtp(mid: mid, handler: nil)
+        return lock.withLock { stopLocked() }
+    }
+
+    private func stopLocked() -> Stats {
+        stopped = true
         for task in tasks { task.cancel() }
         tasks = []
         process(jitter.pop(now: .infinity))
@@ -169,10 +196,12 @@ public actor MediaReceiver {
         ogg?.close()
         ivf?.close()
         y4m?.close()
-        return currentStats()
+        return snapshot()
     }
 
-    public func currentStats() -> Stats {
+    public func currentStats() async -> Stats { lock.withLock { snapshot() } }
+
+    private func snapshot() -> Stats {
         var snapshot = stats
         snapshot.packetsLost = jitter.lost
         snapshot.lateOrDuplicate = jitter.late + jitter.duplicates
@@ -195,35 +224,60 @@ public actor MediaReceiver {
     }
 
     private func tick() async {
-        let time = now()
-        process(jitter.pop(now: time))
-        guard let ssrc else { return }
-        if senderClock == nil || time - lastRefresh >= 1 {
-            lastRefresh = time
-            senderClock = await peer.senderClock(ssrc: ssrc)
-            let peerStats = await peer.stats()
-            stats.jitter = peerStats.inbound.first { $0.ssrc == ssrc }?.jitter ?? stats.jitter
-            stats.roundTripTime = peerStats.roundTripTime
+        let (ssrc, refresh, requests): (UInt32?, Bool, Requests?) = lock.withLock {
+            guard !stopped else { return (nil, false, nil) }
+            let time = now()
+            process(jitter.pop(now: time))
+            let refresh = senderClock == nil || time - lastRefresh >= 1
+            if refresh { lastRefresh = time }
+            return (self.ssrc, refresh, self.ssrc == nil ? nil : missing(now: time))
         }
-        await requestMissing(now: time)
+        guard let ssrc else { return }
+        if refresh {
+            let clock = await peer.senderClock(ssrc: ssrc)
+            let peerStats = await peer.stats()
+            lock.withLock {
+                senderClock = clock
+                stats.jitter = peerStats.inbound.first { $0.ssrc == ssrc }?.jitter ?? stats.jitter
+                stats.roundTripTime = peerStats.roundTripTime
+            }
+        }
+        if let requests { send(requests) }
     }
 
-    /// Asks for missing packets (NACK) and, when a frame cannot be completed,
-    /// a keyframe (PLI, at most every 0.3 s).
-    private func requestMissing(now time: Double) async {
-        guard let ssrc else { return }
+    /// NACKs and a PLI to send (worked out under the lock, sent after it).
+    private struct Requests {
+        var ssrc: UInt32
+        var nacks: [UInt16]
+        var keyframe: Bool
+    }
+
+    /// Missing packets to ask for (NACK) and, when a frame cannot be completed,
+    /// a keyframe (PLI, at most every 0.3 s). Under the lock.
+    private func missing(now time: Double) -> Requests? {
+        guard let ssrc else { return nil }
         // Video asks for lost packets; audio conceals them (Opus PLC and FEC), as
         // WebRTC stacks do (their audio sections offer no `nack` feedback).
         let nacks = kind == .video ? jitter.nacks(now: time) : []
-        if !nacks.isEmpty {
-            stats.nacksSent += 1
-            await peer.sendNack(mid: mid, mediaSsrc: ssrc, sequences: nacks)
-        }
+        if !nacks.isEmpty { stats.nacksSent += 1 }
+        var keyframe = false
         if keyframeWanted, time - lastPli >= 0.3 {
             lastPli = time
             keyframeWanted = false
             stats.plisSent += 1
-            await peer.requestKeyframe(mid: mid, mediaSsrc: ssrc)
+            keyframe = true
+        }
+        return nacks.isEmpty && !keyframe ? nil : Requests(ssrc: ssrc, nacks: nacks, keyframe: keyframe)
+    }
+
+    /// Hands requests to the peer connection's actor without waiting for it.
+    private func send(_ requests: Requests) {
+        let (peer, mid) = (peer, mid)
+        Task {
+            if !requests.nacks.isEmpty {
+                await peer.sendNack(mid: mid, mediaSsrc: requests.ssrc, sequences: requests.nacks)
+            }
+            if requests.keyframe { await peer.requestKeyframe(mid: mid, mediaSsrc: requests.ssrc) }
         }
     }
 
@@ -284,7 +338,7 @@ public actor MediaReceiver {
     private func write(audio pcm: [Int16]) {
         stats.seconds += Double(pcm.count / 2) / 48000
         guard let wav else { return }
-        do { try wav.append(pcm) } catch { lastError = "\(error)" }
+        do { try wav.append(pcm) } catch { self.error = "\(error)" }
     }
 
     private func openAudio(_ packet: RtpPacket) {
@@ -297,7 +351,7 @@ public actor MediaReceiver {
             if recording.formats.contains(.wav) {
                 wav = try WavWriter(path: base + ".wav", channels: 2, sampleRate: 48000)
             }
-        } catch { lastError = "\(error)" }
+        } catch { self.error = "\(error)" }
         let lead = recording.clock.offset(of: wallclock(packet.timestamp, clockRate: 48000))
         if lead > 0.001, lead < 30 {
             let frames = Int(lead * 48000)
@@ -327,7 +381,7 @@ public actor MediaReceiver {
         }
         if let ivf {
             let milliseconds = UInt64(max(0, (videoStartOffset + mediaTime) * 1000))
-            do { try ivf.append(data, milliseconds: milliseconds) } catch { lastError = "\(error)" }
+            do { try ivf.append(data, milliseconds: milliseconds) } catch { self.error = "\(error)" }
         }
         guard let decoder = videoDecoder else { return }
         guard let picture = try? decoder.decode(data) else {
@@ -353,9 +407,9 @@ public actor MediaReceiver {
                     height: picture.height, framesPerSecond: rate)
                 try writer.append(first)
                 y4m = writer
-            } catch { lastError = "\(error)" }
+            } catch { self.error = "\(error)" }
         }
-        if let y4m { do { try y4m.append(picture) } catch { lastError = "\(error)" } }
+        if let y4m { do { try y4m.append(picture) } catch { self.error = "\(error)" } }
     }
 
     /// Freeze detection as WebRTC's stats define it.

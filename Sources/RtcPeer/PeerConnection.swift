@@ -55,7 +55,7 @@ public actor PeerConnection {
     private var remoteMaxMessageSize: UInt64 = 65536
     private var pendingChannels: [DataChannel] = []
     /// Incoming RTP: routed, counted and delivered on the ICE thread.
-    private let reception: RtpReception
+    private nonisolated let reception: RtpReception
     /// Outgoing RTP: numbered, counted and kept for NACKs on the sending thread.
     private nonisolated let sending = RtpSending()
     private var roundTripTime: Double?
@@ -723,6 +723,14 @@ public actor PeerConnection {
         let (stream, continuation) = AsyncStream<ReceivedRtp>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         _ = reception.attach(mid: mid, continuation)
         return stream
+    }
+
+    /// Calls `handler` with each RTP packet received on a media section, on the
+    /// ICE thread as it arrives (nil stops it); false if there is no such
+    /// section. The handler must be quick: the ICE thread waits for it.
+    @discardableResult
+    public nonisolated func receiveRtp(mid: String, handler: (@Sendable (ReceivedRtp) -> Void)?) -> Bool {
+        reception.setHandler(mid: mid, handler)
     }
 
     /// Sends one RTP payload on a media section with its negotiated payload type.

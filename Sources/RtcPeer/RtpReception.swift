@@ -13,6 +13,8 @@ final class RtpReception: @unchecked Sendable {
     private struct Section {
         var clockRate: UInt32
         var stream: AsyncStream<ReceivedRtp>.Continuation?
+        /// Called with each packet on the delivering thread (a media receiver).
+        var handler: (@Sendable (ReceivedRtp) -> Void)?
     }
 
     private let lock = NSLock()
@@ -63,10 +65,26 @@ final class RtpReception: @unchecked Sendable {
         return true
     }
 
-    /// Ends every section's stream (close).
+    /// Calls `handler` with each of a section's packets from now on, on the
+    /// delivering thread (nil: no more); false for a section that does not exist.
+    @discardableResult
+    func setHandler(mid: String, _ handler: (@Sendable (ReceivedRtp) -> Void)?) -> Bool {
+        lock.withLock {
+            guard sections[mid] != nil else { return false }
+            sections[mid]?.handler = handler
+            return true
+        }
+    }
+
+    /// Ends every section's stream and drops the handlers (close).
     func finishAll() {
         let streams = lock.withLock {
-            defer { for mid in sections.keys { sections[mid]?.stream = nil } }
+            defer {
+                for mid in sections.keys {
+                    sections[mid]?.stream = nil
+                    sections[mid]?.handler = nil
+                }
+            }
             return sections.values.compactMap(\.stream)
         }
         for stream in streams { stream.finish() }
@@ -77,18 +95,26 @@ final class RtpReception: @unchecked Sendable {
     /// Routes, counts and hands on one packet; one with no section is dropped.
     func deliver(_ packet: RtpPacket) {
         let now = seconds()
-        let target: (mid: String, stream: AsyncStream<ReceivedRtp>.Continuation?)? = lock.withLock {
-            guard let mid = router.route(packet), let section = sections[mid] else { return nil }
-            var entry =
-                statistics[packet.ssrc] ?? (mid, ReceptionStatistics(ssrc: packet.ssrc, clockRate: section.clockRate))
-            entry.stats.record(
-                sequence: packet.sequenceNumber, timestamp: packet.timestamp, payloadBytes: packet.payload.count,
-                arrival: now)
-            statistics[packet.ssrc] = entry
-            return (mid, section.stream)
-        }
+        let target:
+            (
+                mid: String, stream: AsyncStream<ReceivedRtp>.Continuation?,
+                handler: (@Sendable (ReceivedRtp) -> Void)?
+            )? = lock.withLock {
+                guard let mid = router.route(packet), let section = sections[mid] else { return nil }
+                var entry =
+                    statistics[packet.ssrc] ?? (
+                        mid, ReceptionStatistics(ssrc: packet.ssrc, clockRate: section.clockRate)
+                    )
+                entry.stats.record(
+                    sequence: packet.sequenceNumber, timestamp: packet.timestamp, payloadBytes: packet.payload.count,
+                    arrival: now)
+                statistics[packet.ssrc] = entry
+                return (mid, section.stream, section.handler)
+            }
         guard let target else { return }
-        target.stream?.yield(ReceivedRtp(mid: target.mid, packet: packet))
+        let received = ReceivedRtp(mid: target.mid, packet: packet)
+        target.stream?.yield(received)
+        target.handler?(received)
     }
 
     // MARK: Reports and stats (from the actor)

@@ -1,3 +1,4 @@
+import Foundation
 import RtcRTP
 import Testing
 
@@ -70,5 +71,33 @@ import Testing
         reception.finishAll()
         #expect(await drain(first).isEmpty)
         #expect(await drain(second).count == 1)
+    }
+}
+
+/// A handler gets each packet on the delivering thread, as it is delivered.
+@Suite struct RtpReceptionHandlerTests {
+    final class Collected: @unchecked Sendable {
+        let lock = NSLock()
+        var sequences: [UInt16] = []
+    }
+
+    @Test func aHandlerGetsPacketsUntilItIsRemoved() {
+        let reception = RtpReception(started: .now)
+        reception.setSections(["0": 48000])
+        reception.learn(payloadType: 111, mid: "0")
+        let collected = Collected()
+        #expect(!reception.setHandler(mid: "9") { _ in })  // no such section
+        #expect(
+            reception.setHandler(mid: "0") { received in
+                collected.lock.withLock { collected.sequences.append(received.packet.sequenceNumber) }
+            })
+        for sequence: UInt16 in 1...3 {
+            reception.deliver(
+                RtpPacket(payloadType: 111, sequenceNumber: sequence, timestamp: 0, ssrc: 5, payload: [1]))
+        }
+        reception.setHandler(mid: "0", nil)
+        reception.deliver(RtpPacket(payloadType: 111, sequenceNumber: 4, timestamp: 0, ssrc: 5, payload: [1]))
+        #expect(collected.lock.withLock { collected.sequences } == [1, 2, 3])
+        #expect(reception.inbound.first?.packetsReceived == 4)  // still counted for reports
     }
 }
