@@ -727,7 +727,9 @@ public actor PeerConnection {
 
     /// Calls `handler` with each RTP packet received on a media section, on the
     /// ICE thread as it arrives (nil stops it); false if there is no such
-    /// section. The handler must be quick: the ICE thread waits for it.
+    /// section. The ICE thread waits for the handler: what it does delays this
+    /// connection's other packets (a media receiver decodes there, about a
+    /// millisecond per video frame), and it must never wait for the actor.
     @discardableResult
     public nonisolated func receiveRtp(mid: String, handler: (@Sendable (ReceivedRtp) -> Void)?) -> Bool {
         reception.setHandler(mid: mid, handler)
