@@ -42,7 +42,7 @@ let package = Package(
         // Forwards for macros and variadic C calls (opus/vpx controls, g_object_set).
         .target(name: "CShim", dependencies: ["COpus", "CVpx", "CNice"]),
 
-        // Small concurrency helpers every layer may use.
+        // Small concurrency and time helpers every layer may use.
         .target(name: "AsyncExtras", swiftSettings: strict),
 
         // The P2P node on toxcore: identity, friends, messages, invites, groups.
@@ -60,19 +60,21 @@ let package = Package(
         .target(name: "RtcSCTP", dependencies: ["CUsrsctp", "CShim"], swiftSettings: strict),
         .target(
             name: "RtcPeer",
-            dependencies: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP"],
+            dependencies: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "AsyncExtras"],
             swiftSettings: strict),
         // Media: codecs and their RTP payload formats, media files, and the
         // pipeline that carries them over a peer connection.
         .target(name: "RtcCodecs", dependencies: ["COpus", "CVpx", "CShim"], swiftSettings: strict),
         .target(name: "RtcMediaFiles", dependencies: ["RtcCodecs", "COgg"], swiftSettings: strict),
         .target(
-            name: "RtcMedia", dependencies: ["RtcPeer", "RtcRTP", "RtcCodecs", "RtcMediaFiles"], swiftSettings: strict),
+            name: "RtcMedia", dependencies: ["RtcPeer", "RtcRTP", "RtcCodecs", "RtcMediaFiles", "AsyncExtras"],
+            swiftSettings: strict),
         // Files over a data channel (the binary file protocol, docs/file-protocol.md).
-        .target(name: "RtcFileTransfer", dependencies: ["RtcPeer", "COpenSSL"], swiftSettings: strict),
+        .target(name: "RtcFileTransfer", dependencies: ["RtcPeer", "COpenSSL", "AsyncExtras"], swiftSettings: strict),
         // Calls: RtcSignal, signaling providers, the call state machine and client.
         .target(
-            name: "RtcCalls", dependencies: ["RtcPeer", "RtcMedia", "RtcFileTransfer"], swiftSettings: strict),
+            name: "RtcCalls", dependencies: ["RtcPeer", "RtcMedia", "RtcFileTransfer", "AsyncExtras"],
+            swiftSettings: strict),
         // The one place calls meet the node: signals as invites to `friend:carrier`.
         .target(name: "CarrierSignaling", dependencies: ["CarrierNode", "RtcCalls"], swiftSettings: strict),
 

@@ -1,3 +1,4 @@
+import AsyncExtras
 import CarrierNode
 import Foundation
 

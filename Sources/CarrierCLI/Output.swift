@@ -26,12 +26,5 @@ struct Output: Sendable {
     }
 }
 
-extension Duration {
-    var milliseconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
-    }
-}
-
 /// Milliseconds rounded to 0.1, for reports.
 func rounded(_ value: Double) -> Double { (value * 10).rounded() / 10 }

@@ -1,3 +1,4 @@
+import AsyncExtras
 import Foundation
 import RtcCalls
 import RtcFileTransfer

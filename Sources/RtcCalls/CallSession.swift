@@ -1,3 +1,4 @@
+import AsyncExtras
 import Foundation
 import RtcFileTransfer
 import RtcMedia
@@ -86,8 +87,7 @@ actor CallSession {
     }
 
     private func now() -> Double {
-        let elapsed = ContinuousClock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (ContinuousClock.now - started).inSeconds
     }
 
     private func handle(_ input: CallMachine.Input) async {
@@ -320,12 +320,5 @@ public enum CallError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notAFriend(let peer): "\(peer) is not a friend: only friends can be called"
         case .signaling(let why): why
         }
-    }
-}
-
-extension Duration {
-    var milliseconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
     }
 }

@@ -1,3 +1,4 @@
+import AsyncExtras
 import Foundation
 import RtcPeer
 
@@ -468,7 +469,6 @@ public actor FileTransferEndpoint {
     }
 
     private func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (ContinuousClock.now - start).inSeconds
     }
 }

@@ -1,3 +1,4 @@
+import AsyncExtras
 import Foundation
 import RtcCodecs
 import RtcMediaFiles
@@ -211,8 +212,7 @@ public final class MediaReceiver: @unchecked Sendable {
     }
 
     private func now() -> Double {
-        let elapsed = ContinuousClock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (ContinuousClock.now - started).inSeconds
     }
 
     private func receive(_ packet: RtpPacket) {

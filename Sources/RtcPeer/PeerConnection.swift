@@ -1,3 +1,4 @@
+import AsyncExtras
 import Foundation
 import RtcDTLS
 import RtcICE
@@ -786,8 +787,7 @@ public actor PeerConnection {
     /// A call with a media section hears RTCP at least once a second.
     public func secondsSinceLastPacket() -> Double {
         let last = transport.stats.lastReceived ?? started
-        let elapsed = ContinuousClock.now - last
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return (ContinuousClock.now - last).inSeconds
     }
 
     /// The sender's clock for an incoming stream, from its last sender report:
@@ -849,8 +849,7 @@ public actor PeerConnection {
         let instant = ContinuousClock.now
         for stream in sending.sent {
             // The RTP time that corresponds to `ntp`: the last timestamp sent, moved on by the time since.
-            let elapsed = instant - stream.lastSent
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = (instant - stream.lastSent).inSeconds
             let rtpNow = stream.lastTimestamp &+ UInt32(truncatingIfNeeded: Int64(seconds * Double(stream.clockRate)))
             packets.append(
                 .senderReport(

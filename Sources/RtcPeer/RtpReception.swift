@@ -1,3 +1,4 @@
+import AsyncExtras
 import Foundation
 import RtcRTP
 
@@ -27,10 +28,7 @@ final class RtpReception: @unchecked Sendable {
     init(started: ContinuousClock.Instant) { self.started = started }
 
     /// Seconds since `started` (arrival times, report timing).
-    func seconds() -> Double {
-        let elapsed = ContinuousClock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
+    func seconds() -> Double { (ContinuousClock.now - started).inSeconds }
 
     // MARK: What negotiation decided (from the actor)
 
