@@ -44,8 +44,6 @@ public actor PeerConnection {
     private var gathering = false
     private var pendingRemoteCandidates: [String] = []
     private var dtlsRole: DtlsTransport.Role?
-    private var iceConnected = false
-    private var dtlsStarted = false
     private var dtlsConnected = false
     /// Set by an ICE restart until the next local description is built: that
     /// description carries the candidates (libnice keeps them across a restart).
@@ -95,8 +93,7 @@ public actor PeerConnection {
         }
         self.transportSink = transportSink
         if let controlling = configuration.willOffer {
-            transport.ice.setControlling(controlling)
-            gathering = (try? transport.ice.gather()) != nil
+            gathering = Self.gather(transport.ice, controlling: controlling)
         }
         // The loop runs on this actor: no hop per event (every RTP packet is one).
         // It ends when `close` finishes the stream.
@@ -109,8 +106,13 @@ public actor PeerConnection {
     /// are surfaced with it.
     private func gatherEarly(controlling: Bool) {
         guard !gathering else { return }
-        transport.ice.setControlling(controlling)
-        gathering = (try? transport.ice.gather()) != nil
+        gathering = Self.gather(transport.ice, controlling: controlling)
+    }
+
+    /// Fixes the ICE role (libnice needs it before gathering) and gathers; whether that started.
+    private static func gather(_ ice: IceAgent, controlling: Bool) -> Bool {
+        ice.setControlling(controlling)
+        return (try? ice.gather()) != nil
     }
 
     /// Candidates gathered before the first local description, surfaced with it.
@@ -308,12 +310,14 @@ public actor PeerConnection {
         }
         remoteDescription = description
         transport.ice.setRemoteCredentials(ufrag: credentials.ufrag, pwd: credentials.pwd)
+        // The RTP paths know the sections before `.track` goes out: a receiver
+        // may attach to one at once (`receiveRtp` does not wait for the actor).
+        updateRtpPaths()
         learnRouting(from: description)
         for media in description.media where !media.isRejected {
             for candidate in media.candidates { try? transport.ice.addRemoteCandidate(candidate.description) }
             if media.isDataChannel { remoteMaxMessageSize = media.maxMessageSize ?? 65536 }
         }
-        updateRtpPaths()
         for line in pendingRemoteCandidates { try? transport.ice.addRemoteCandidate(line) }
         pendingRemoteCandidates = []
         if description.media.contains(where: \.endOfCandidates) { transport.ice.remoteCandidatesComplete() }
@@ -430,7 +434,6 @@ public actor PeerConnection {
             adopted.append(.media(index))
         }
         sections = adopted
-        updateRtpPaths()
     }
 
     /// Tells the RTP paths which sections exist, their codecs and directions.
@@ -573,13 +576,6 @@ public actor PeerConnection {
         } catch {
             throw .transport("\(error)")
         }
-        startDtlsIfReady()
-    }
-
-    private func startDtlsIfReady() {
-        guard iceConnected, dtlsRole != nil, !dtlsStarted else { return }
-        dtlsStarted = true
-        transport.startDtlsHandshake()
     }
 
     private func handle(_ event: SecureTransport.Event) {
@@ -623,10 +619,7 @@ public actor PeerConnection {
             emit(.iceStateChanged(iceState))
             switch iceState {
             case .connected, .completed:
-                iceConnected = true
-                // Handshake datagrams that could not leave before a pair was selected go now.
-                transport.iceConnected()
-                startDtlsIfReady()
+                // The transport has started DTLS (or sent what it held) on its own thread.
                 // Back after a disconnection or an ICE restart: DTLS kept its session.
                 if dtlsConnected, state == .disconnected { setState(.connected) }
             case .failed:

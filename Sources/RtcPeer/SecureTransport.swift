@@ -73,15 +73,18 @@ final class SecureTransport: @unchecked Sendable {
 
     /// On the ICE thread. Once ICE has a pair, held handshake datagrams leave
     /// and a DTLS client says hello from here, not after the event's trip
-    /// through the peer connection's actor (0.1-0.4 ms of every setup, traced);
-    /// the actor's own calls then find the work done.
+    /// through the peer connection's actor (0.1-0.4 ms of every setup, traced).
     private func iceEvent(_ event: IceEvent) {
         if case .stateChanged(let state) = event, state == .connected || state == .completed {
-            iceConnected()
+            dtlsLock.withLock { iceReady = true }
+            sendHeldFlight()
             startDtlsHandshake()
         }
         onEvent(.ice(event))
     }
+
+    /// Guarded by `dtlsLock`: ICE has had a pair to send on.
+    private var iceReady = false
 
     var stats: Counters { countersLock.withLock { counters } }
 
@@ -91,7 +94,8 @@ final class SecureTransport: @unchecked Sendable {
     private var earlyDtls: [[UInt8]] = []
 
     /// Sets DTLS up once negotiation fixed the role and the peer's fingerprints.
-    /// A server is ready at once; a client sends its hello in `startDtlsHandshake`.
+    /// A server is ready at once; a client says hello now if ICE is connected
+    /// already, or as soon as it connects.
     func prepareDtls(
         role: DtlsTransport.Role, context: DtlsContext, remoteFingerprints: [DtlsTransport.RemoteFingerprint]
     ) throws {
@@ -102,13 +106,14 @@ final class SecureTransport: @unchecked Sendable {
             return earlyDtls
         }
         for datagram in early { receiveDtls(datagram) }
+        startDtlsHandshake()
     }
 
-    /// Sends the ClientHello (client role), once ICE has a pair to send on.
-    /// Does nothing once started (it is called from the ICE thread and the actor).
-    func startDtlsHandshake() {
+    /// Sends the ClientHello (client role) once DTLS is set up and ICE has a
+    /// pair to send on, whichever comes last; does nothing after that.
+    private func startDtlsHandshake() {
         let hello: [[UInt8]]? = dtlsLock.withLock {
-            guard let dtls, dtls.role == .client, dtls.state == .new else { return nil }
+            guard iceReady, let dtls, dtls.role == .client, dtls.state == .new else { return nil }
             return dtls.start()
         }
         guard let hello else { return }
@@ -270,7 +275,7 @@ final class SecureTransport: @unchecked Sendable {
     }
 
     /// ICE connected: the held handshake datagrams leave now.
-    func iceConnected() {
+    private func sendHeldFlight() {
         let held = dtlsLock.withLock {
             defer { heldFlight = [] }
             return heldFlight
