@@ -69,26 +69,26 @@ final class SctpStack: @unchecked Sendable {
     /// On `queue`: a packet went in or out; the timer runs at the busy pace again.
     func noteActivity() {
         lastActivity = .now()
-        if idle {
-            idle = false
-            timer?.schedule(
-                deadline: .now() + Self.busyInterval, repeating: Self.busyInterval, leeway: .milliseconds(2))
-        }
+        if idle { pace(idle: false) }
+    }
+
+    /// On `queue`: the timer ticks at the busy or the idle pace from now on.
+    private func pace(idle: Bool) {
+        self.idle = idle
+        let (interval, leeway) =
+            idle ? (Self.idleInterval, DispatchTimeInterval.milliseconds(20)) : (Self.busyInterval, .milliseconds(2))
+        timer?.schedule(deadline: .now() + interval, repeating: interval, leeway: leeway)
     }
 
     private func startTimer() {
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + Self.busyInterval, repeating: Self.busyInterval, leeway: .milliseconds(2))
+        self.timer = timer
         lastTick = .now()
         lastActivity = .now()
-        idle = false
+        pace(idle: false)
         timer.setEventHandler { [unowned self] in
             let now = DispatchTime.now()
-            if !idle, now.uptimeNanoseconds - lastActivity.uptimeNanoseconds > 1_000_000_000 {
-                idle = true
-                self.timer?.schedule(
-                    deadline: now + Self.idleInterval, repeating: Self.idleInterval, leeway: .milliseconds(20))
-            }
+            if !idle, now.uptimeNanoseconds - lastActivity.uptimeNanoseconds > 1_000_000_000 { pace(idle: true) }
             let elapsed = UInt32(min((now.uptimeNanoseconds - lastTick.uptimeNanoseconds) / 1_000_000, 1000))
             guard elapsed > 0 else { return }
             lastTick = now
@@ -96,6 +96,5 @@ final class SctpStack: @unchecked Sendable {
             for association in associations.values { association.drain() }
         }
         timer.resume()
-        self.timer = timer
     }
 }
