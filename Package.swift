@@ -108,6 +108,7 @@ let package = Package(
         .testTarget(
             name: "CarrierNodeTests",
             dependencies: ["CarrierNode"],
+            resources: [.copy("Fixtures")],
             swiftSettings: strict),
         .testTarget(
             name: "NodeNetworkTests",

@@ -52,7 +52,7 @@ import Testing
     @Test func importKeyReproducesTheVectorIdentity() async throws {
         let data = temporaryDirectory("import")
         defer { try? FileManager.default.removeItem(atPath: data) }
-        // The first vector's key pair from ../shared/vectors/identity-signatures.json.
+        // The first vector's key pair from Tests/CarrierNodeTests/Fixtures/identity-signatures.json.
         let secret = "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20"
         let (status, lines, _) = try await CarrierProcess.run(["id", "--data", data, "--import-key", secret, "--json"])
         #expect(status == 0)

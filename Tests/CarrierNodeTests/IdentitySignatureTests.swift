@@ -3,7 +3,8 @@ import Testing
 
 @testable import CarrierNode
 
-/// The vectors live in ../shared/vectors (read-only, shared with every checkout).
+/// The identity signature vectors (checked against an independent implementation),
+/// a resource of this test target: `Fixtures/identity-signatures.json`.
 struct SignatureVectors: Decodable {
     struct Case: Decodable {
         let secret_key: String
@@ -16,9 +17,10 @@ struct SignatureVectors: Decodable {
     let cases: [Case]
 
     static func load() throws -> SignatureVectors {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let url = root.deletingLastPathComponent().appendingPathComponent("shared/vectors/identity-signatures.json")
+        let url = try #require(
+            Bundle.module.url(
+                forResource: "identity-signatures", withExtension: "json",
+                subdirectory: "Fixtures"))
         return try JSONDecoder().decode(SignatureVectors.self, from: Data(contentsOf: url))
     }
 }
