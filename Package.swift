@@ -44,11 +44,13 @@ let package = Package(
 
         // Small concurrency and time helpers every layer may use.
         .target(name: "AsyncExtras", swiftSettings: strict),
+        // Names from the network made safe, and files placed without replacing any.
+        .target(name: "FileSafety", swiftSettings: strict),
 
         // The P2P node on toxcore: identity, friends, messages, invites, groups.
         .target(
             name: "CarrierNode",
-            dependencies: ["CToxcore", "CSodium", "COpenSSL", "AsyncExtras"],
+            dependencies: ["CToxcore", "CSodium", "COpenSSL", "AsyncExtras", "FileSafety"],
             swiftSettings: strict),
 
         // The WebRTC transport, one target per layer (docs/architecture.md).
@@ -70,7 +72,9 @@ let package = Package(
             name: "RtcMedia", dependencies: ["RtcPeer", "RtcRTP", "RtcCodecs", "RtcMediaFiles", "AsyncExtras"],
             swiftSettings: strict),
         // Files over a data channel (the binary file protocol, docs/file-protocol.md).
-        .target(name: "RtcFileTransfer", dependencies: ["RtcPeer", "COpenSSL", "AsyncExtras"], swiftSettings: strict),
+        .target(
+            name: "RtcFileTransfer", dependencies: ["RtcPeer", "COpenSSL", "AsyncExtras", "FileSafety"],
+            swiftSettings: strict),
         // Calls: RtcSignal, signaling providers, the call state machine and client.
         .target(
             name: "RtcCalls", dependencies: ["RtcPeer", "RtcMedia", "RtcFileTransfer", "AsyncExtras"],
@@ -104,6 +108,10 @@ let package = Package(
             dependencies: [
                 "CToxcore", "CSodium", "COpenSSL", "CSrtp", "CUsrsctp", "CNice", "COpus", "CVpx", "CShim",
             ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "FileSafetyTests",
+            dependencies: ["FileSafety"],
             swiftSettings: strict),
         .testTarget(
             name: "CarrierNodeTests",

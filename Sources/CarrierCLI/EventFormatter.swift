@@ -79,11 +79,71 @@ enum EventFormatter {
             )
         case .groupPeersChanged(let group):
             return ("group \(group) peers changed", ["event": "groupPeers", "groupId": group.description])
+        case .file(let fileEvent):
+            return describe(fileEvent)
         case .dropped(let from, let reason):
             return (
                 "dropped from \(from?.description ?? "unknown"): \(reason)",
                 ["event": "dropped", "from": from?.description ?? "", "reason": reason]
             )
+        }
+    }
+
+    static func describe(_ event: FileTransferEvent) -> (text: String, json: [String: any Sendable]) {
+        let key = event.key
+        var json: [String: any Sendable] = [
+            "event": "file", "transfer": key.description, "friend": key.friend.description,
+            "direction": key.outgoing ? "out" : "in", "sha256": key.sha256Hex,
+        ]
+        let who = key.outgoing ? "to \(key.friend)" : "from \(key.friend)"
+        switch event {
+        case .offered(let offer):
+            json["state"] = "offered"
+            json["name"] = offer.name
+            json["size"] = offer.size
+            return ("file \(key) offered \(who): \(offer.name) (\(offer.size) bytes)", json)
+        case .accepted(_, let offset):
+            json["state"] = "accepted"
+            json["offset"] = offset
+            return ("file \(key) \(who) accepted\(offset > 0 ? ", resuming at byte \(offset)" : "")", json)
+        case .progress(_, let bytes, let total):
+            json["state"] = "progress"
+            json["bytes"] = bytes
+            json["total"] = total
+            return ("file \(key) \(who): \(bytes) of \(total) bytes", json)
+        case .paused(_, let byPeer), .resumed(_, let byPeer):
+            let paused: Bool = if case .paused = event { true } else { false }
+            json["state"] = paused ? "paused" : "resumed"
+            json["byPeer"] = byPeer
+            return ("file \(key) \(who) \(paused ? "paused" : "resumed") by \(byPeer ? "the friend" : "us")", json)
+        case .interrupted(_, let reason):
+            json["state"] = "interrupted"
+            json["reason"] = reason
+            return ("file \(key) \(who) interrupted (\(reason)); it resumes when the friend is back", json)
+        case .finished(_, let outcome):
+            json["state"] = "finished"
+            switch outcome {
+            case .completed(let path, let bytes):
+                json["outcome"] = "completed"
+                json["bytes"] = bytes
+                if let path { json["path"] = path }
+                return (
+                    "file \(key) \(who) completed: \(bytes) bytes\(path.map { " saved to \($0)" } ?? ", confirmed")",
+                    json
+                )
+            case .cancelled(let byPeer, let reason):
+                json["outcome"] = "cancelled"
+                json["byPeer"] = byPeer
+                if let reason { json["reason"] = reason }
+                return (
+                    "file \(key) \(who) cancelled by \(byPeer ? "the friend" : "us")\(reason.map { ": \($0)" } ?? "")",
+                    json
+                )
+            case .failed(let reason):
+                json["outcome"] = "failed"
+                json["reason"] = reason
+                return ("file \(key) \(who) failed: \(reason)", json)
+            }
         }
     }
 }

@@ -46,6 +46,8 @@ extension Carrier {
             }
         case .conferencePeerListChanged(let number):
             if let group = try? groupId(number: number) { emit(.groupPeersChanged(group)) }
+        case .fileOffered, .fileControl, .fileChunkRequest, .fileChunk:
+            handleFileEvent(event)
         }
     }
 
@@ -69,6 +71,7 @@ extension Carrier {
         friends[friend]?.link = link
         let isConnected = link != nil
         guard isConnected != wasConnected else { return }
+        fileLinkChanged(friend, connected: isConnected)
         if !isConnected {
             forgetFriendTraffic(number: number, id: friend, reason: "the friend went offline")
         } else if awaitingAcceptance.remove(friend) != nil {
@@ -106,6 +109,8 @@ extension Carrier {
             handleInviteFragment(fragment, from: friend)
         case .inviteResponse(let fragment, let status, let reason):
             handleInviteResponse(fragment, status: status, reason: reason, from: friend)
+        case .fileResult:
+            handleFilePacket(packet, from: friend)
         case .userInfo, .friendRequest:
             counters.malformedPackets += 1
             drop(from: friend, "packet type not valid in a message")
@@ -127,6 +132,7 @@ extension Carrier {
             incomingInvites[key] = nil
         }
         expireReceipts(now: now)
+        expireFiles(now: now)
     }
 
     func failEverythingPending(reason: String) {

@@ -55,6 +55,11 @@ public actor Carrier {
     var pendingInvites: [InviteKey: PendingInvite] = [:]
     var incomingInvites: [InviteKey: ContinuousClock.Instant] = [:]
 
+    // Files (Carrier+Files.swift)
+    var outgoingFiles: [FileTransferKey: OutgoingFile] = [:]
+    var incomingFiles: [FileTransferKey: IncomingFile] = [:]
+    var fileSlots: [FileSlot: FileTransferKey] = [:]
+
     struct FriendState {
         var number: UInt32
         var link: FriendLink?
@@ -155,6 +160,7 @@ public actor Carrier {
         loopTask = nil
         if dirty { try? persist() }
         failEverythingPending(reason: "the node stopped")
+        closeAllFiles(reason: "the node stopped")
         killed = true
         tox_kill(tox)
         if let lockFd { close(lockFd) }
@@ -187,6 +193,7 @@ public actor Carrier {
         tox_iterate(tox, buffer.pointer)
         for event in buffer.drain() { handle(event) }
         flushOutgoing()
+        flushFileChunks()
         expire(now: clock.now)
         if dirty { try? persist() }
         checkWaiters()
@@ -194,7 +201,7 @@ public actor Carrier {
 
     private var isBusy: Bool {
         !outgoing.isEmpty || !receipts.isEmpty || !bulkAssembler.isEmpty || !inviteAssembler.isEmpty
-            || !replyAssembler.isEmpty
+            || !replyAssembler.isEmpty || hasFileTraffic
     }
 
     /// Wakes the loop so queued work goes out now rather than after the idle sleep.

@@ -22,6 +22,8 @@ public enum CarrierEvent: Sendable {
     case groupMessage(GroupId, from: UserId, data: [UInt8])
     case groupTitle(GroupId, title: String)
     case groupPeersChanged(GroupId)
+    /// A file transfer between friends moved on (`Carrier.sendFile`, `acceptFile`).
+    case file(FileTransferEvent)
     /// Something from the network was refused (malformed, oversize, unknown
     /// extension, ...). Counted in `Carrier.stats()` as well.
     case dropped(from: UserId?, reason: String)

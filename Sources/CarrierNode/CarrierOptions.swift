@@ -29,6 +29,8 @@ public struct CarrierOptions: Sendable {
     /// (field notes: latency follows this sleep), and at most `idleInterval` otherwise.
     public var busyInterval: Duration = .milliseconds(2)
     public var idleInterval: Duration = .milliseconds(20)
+    /// A file offered by a friend that is larger than this is refused at once.
+    public var maxIncomingFileSize: UInt64 = 1 << 40
     /// Where messages go when the friend is offline (Express, in a later version).
     public var offlineDelivery: (any OfflineDelivery)?
 

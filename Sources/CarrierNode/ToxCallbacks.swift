@@ -14,6 +14,13 @@ enum ToxEvent {
     case conferenceMessage(conference: UInt32, peerKey: [UInt8]?, data: [UInt8])
     case conferenceTitle(conference: UInt32, title: [UInt8])
     case conferencePeerListChanged(conference: UInt32)
+    /// A friend offers a file: `fileId` is the id the sender chose (ours: the SHA-256).
+    case fileOffered(FileSlot, kind: UInt32, size: UInt64, name: [UInt8], fileId: [UInt8])
+    case fileControl(FileSlot, Tox_File_Control)
+    /// toxcore wants `length` bytes at `position` of a file we send; 0 means all was sent.
+    case fileChunkRequest(FileSlot, position: UInt64, length: Int)
+    /// Bytes of a file we receive; empty means the file is complete.
+    case fileChunk(FileSlot, position: UInt64, data: [UInt8])
 }
 
 /// Collects toxcore's callbacks. toxcore calls them synchronously from inside
@@ -34,6 +41,7 @@ final class ToxEventBuffer {
     }
 
     static func install(on tox: OpaquePointer) {
+        installFileCallbacks(on: tox)
         tox_callback_self_connection_status(tox) { _, status, user in
             ToxEventBuffer.append(user, .selfConnection(connected: status != TOX_CONNECTION_NONE))
         }
@@ -90,6 +98,31 @@ final class ToxEventBuffer {
         }
         tox_callback_conference_peer_list_changed(tox) { _, conference, user in
             ToxEventBuffer.append(user, .conferencePeerListChanged(conference: conference))
+        }
+    }
+
+    private static func installFileCallbacks(on tox: OpaquePointer) {
+        tox_callback_file_recv(tox) { tox, friend, file, kind, size, name, length, user in
+            var fileId = [UInt8](repeating: 0, count: Int(TOX_FILE_ID_LENGTH))
+            guard tox_file_get_file_id(tox, friend, file, &fileId, nil) else { return }
+            ToxEventBuffer.append(
+                user,
+                .fileOffered(
+                    FileSlot(friend: friend, file: file), kind: kind, size: size,
+                    name: ToxEventBuffer.copy(name, min(length, Int(TOX_MAX_FILENAME_LENGTH))), fileId: fileId))
+        }
+        tox_callback_file_recv_control(tox) { _, friend, file, control, user in
+            ToxEventBuffer.append(user, .fileControl(FileSlot(friend: friend, file: file), control))
+        }
+        tox_callback_file_chunk_request(tox) { _, friend, file, position, length, user in
+            ToxEventBuffer.append(
+                user, .fileChunkRequest(FileSlot(friend: friend, file: file), position: position, length: length))
+        }
+        tox_callback_file_recv_chunk(tox) { _, friend, file, position, data, length, user in
+            ToxEventBuffer.append(
+                user,
+                .fileChunk(
+                    FileSlot(friend: friend, file: file), position: position, data: ToxEventBuffer.copy(data, length)))
         }
     }
 

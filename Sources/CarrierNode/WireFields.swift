@@ -32,6 +32,7 @@ enum WireTag: UInt8 {
     case status = 6
     case reason = 7
     case messageId = 8
+    case fileId = 9
     case name = 10
     case description = 11
     case gender = 12

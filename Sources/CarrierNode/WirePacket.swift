@@ -16,6 +16,8 @@ enum WirePacket: Equatable, Sendable {
     /// The receiver's answer to a message (type 37): status 0 when delivered
     /// to the application, else a reason it was refused.
     case receipt(messageId: UInt32, status: Int32, reason: String?)
+    /// The receiver's verdict on a file transfer (type 38, ours): `FileVerdict`.
+    case fileResult(sha256: [UInt8], status: Int32, reason: String?)
 
     struct FriendRequest: Equatable, Sendable {
         var name: String?
@@ -37,7 +39,17 @@ enum WirePacket: Equatable, Sendable {
 
     enum Kind: UInt8 {
         case userInfo = 3, friendRequest = 6, message = 33, inviteRequest = 34, inviteResponse = 35, bulk = 36,
-            receipt = 37
+            receipt = 37, fileResult = 38
+    }
+
+    /// The statuses of `fileResult`.
+    enum FileVerdict: Int32 {
+        /// Received whole, size and SHA-256 checked, stored.
+        case completed = 0
+        /// Not taken (no room, too many transfers, the application said no).
+        case refused = 1
+        /// Received, but the check failed or it could not be stored.
+        case failed = 2
     }
 
     /// toxcore's limit for one lossless custom packet, less its id byte.
@@ -77,6 +89,12 @@ enum WirePacket: Equatable, Sendable {
             writer.add(.status, integer: status)
             writer.add(.reason, string: reason)
             return writer.bytes
+        case .fileResult(let sha256, let status, let reason):
+            var writer = WireWriter(type: Kind.fileResult.rawValue)
+            writer.add(.fileId, sha256)
+            writer.add(.status, integer: status)
+            writer.add(.reason, string: reason)
+            return writer.bytes
         case .inviteRequest(let fragment):
             return fragment.encode(kind: .inviteRequest)
         case .inviteResponse(let fragment, let status, let reason):
@@ -109,6 +127,12 @@ enum WirePacket: Equatable, Sendable {
         case .receipt:
             return .receipt(
                 messageId: try reader.requireInteger(.messageId), status: try reader.requireInteger(.status),
+                reason: try reader.string(.reason, max: maxReasonLength))
+        case .fileResult:
+            let sha256 = Array(try reader.require(.fileId))
+            guard sha256.count == 32 else { throw .badField(WireTag.fileId.rawValue) }
+            return .fileResult(
+                sha256: sha256, status: try reader.requireInteger(.status),
                 reason: try reader.string(.reason, max: maxReasonLength))
         case .inviteRequest:
             return .inviteRequest(try Fragment(reader: reader))

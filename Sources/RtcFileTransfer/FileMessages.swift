@@ -1,3 +1,4 @@
+import FileSafety
 import Foundation
 
 /// The text messages of the binary file protocol (docs/file-protocol.md).
@@ -31,12 +32,6 @@ enum FileMessage: Equatable {
         }
     }
 
-    /// A file name safe to create in the receive directory: the last path
-    /// component, without control characters, never `.` or `..`.
-    static func safeName(_ name: String) -> String {
-        let last = name.split(separator: "/").last.map(String.init) ?? ""
-        let cleaned = String(last.unicodeScalars.filter { $0.value >= 32 && $0 != "\\" }.prefix(200))
-        return cleaned.isEmpty || cleaned == "." || cleaned == ".." || cleaned.hasPrefix(".")
-            ? "received-\(cleaned.count)" : cleaned
-    }
+    /// A file name safe to create in the receive directory (`SafeFileName`).
+    static func safeName(_ name: String) -> String { SafeFileName.make(name) }
 }

@@ -1,0 +1,85 @@
+/// Files between friends over toxcore's file transfer (`Carrier+Files.swift`).
+
+/// One transfer: the friend, the direction, and the file's SHA-256, which is
+/// also toxcore's file id. The key stays the same when a transfer is cut and
+/// offered again (after a disconnect or a restart of either side), which is
+/// how it resumes from the bytes already on disk.
+public struct FileTransferKey: Hashable, Sendable, CustomStringConvertible {
+    public let friend: UserId
+    public let sha256: [UInt8]
+    public let outgoing: Bool
+
+    public init(friend: UserId, sha256: [UInt8], outgoing: Bool) {
+        self.friend = friend
+        self.sha256 = sha256
+        self.outgoing = outgoing
+    }
+
+    /// `out:` or `in:` and the first 16 hex digits of the SHA-256.
+    public var description: String { (outgoing ? "out:" : "in:") + Hex.encode(Array(sha256.prefix(8))) }
+    public var sha256Hex: String { Hex.encode(sha256) }
+}
+
+/// A file a friend offers; answer with `Carrier.acceptFile` or `refuseFile`.
+public struct FileOffer: Equatable, Sendable {
+    public var key: FileTransferKey
+    /// Sanitised: one path component, no control characters, not hidden.
+    public var name: String
+    public var size: UInt64
+}
+
+/// What happens to a transfer, in order. Every transfer ends with exactly one
+/// `.finished`; `.interrupted` is not an end: the transfer goes on when the
+/// friend is back and the file is offered again.
+public enum FileTransferEvent: Equatable, Sendable {
+    case offered(FileOffer)
+    /// The receiver took the file, starting at `offset` (more than 0 when it resumes).
+    case accepted(FileTransferKey, offset: UInt64)
+    /// Bytes written to disk (receiver) or handed to toxcore (sender), at most every 200 ms.
+    case progress(FileTransferKey, bytes: UInt64, total: UInt64)
+    case paused(FileTransferKey, byPeer: Bool)
+    case resumed(FileTransferKey, byPeer: Bool)
+    /// The link dropped; the bytes so far are kept and the transfer resumes from them.
+    case interrupted(FileTransferKey, reason: String)
+    case finished(FileTransferKey, FileTransferOutcome)
+
+    public var key: FileTransferKey {
+        switch self {
+        case .offered(let offer): offer.key
+        case .accepted(let key, _), .progress(let key, _, _), .paused(let key, _), .resumed(let key, _),
+            .interrupted(let key, _), .finished(let key, _):
+            key
+        }
+    }
+}
+
+public enum FileTransferOutcome: Equatable, Sendable {
+    /// Received whole, size and SHA-256 checked, and stored at `path` (receiver);
+    /// the receiver confirmed exactly that (sender, `path` nil).
+    case completed(path: String?, bytes: UInt64)
+    /// Ended by this side (`byPeer` false) or by the friend, with the reason given if any.
+    case cancelled(byPeer: Bool, reason: String?)
+    case failed(String)
+}
+
+/// A transfer as it stands (`Carrier.fileTransfers()`).
+public struct FileTransferStatus: Equatable, Sendable {
+    public enum Phase: String, Sendable {
+        /// Outgoing: the friend is offline; the file is offered when it connects.
+        case waitingForFriend
+        /// Offered, not yet accepted or refused.
+        case offered
+        case transferring
+        /// Cut by a disconnect; resumes when the file is offered again.
+        case interrupted
+        /// All bytes moved; the receiver is checking the SHA-256.
+        case verifying
+    }
+    public var key: FileTransferKey
+    public var name: String
+    public var size: UInt64
+    public var bytes: UInt64
+    public var phase: Phase
+    public var pausedByUs: Bool
+    public var pausedByPeer: Bool
+}

@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// toxcore names a transfer by friend and file number; the number changes
+/// each time the file is offered again.
+struct FileSlot: Hashable {
+    var friend: UInt32
+    var file: UInt32
+}
+
+/// A file this node sends.
+struct OutgoingFile {
+    enum Phase { case waitingForFriend, offered, sending, awaitingResult }
+    var key: FileTransferKey
+    var name: String
+    var size: UInt64
+    var fd: Int32
+    var phase = Phase.waitingForFriend
+    var slot: FileSlot?
+    /// Chunks toxcore asked for and that wait for room in its send queue, in order.
+    var requested: [(position: UInt64, length: Int)] = []
+    var sent: UInt64 = 0
+    var pausedByUs = false
+    var pausedByPeer = false
+    var lastProgress: ContinuousClock.Instant?
+    /// While awaiting the receiver's verdict: no verdict by then fails the transfer.
+    var deadline: ContinuousClock.Instant?
+}
+
+/// A file a friend sends to this node.
+struct IncomingFile {
+    enum Phase { case offered, receiving, interrupted, verifying }
+    var key: FileTransferKey
+    var name: String
+    var size: UInt64
+    var phase = Phase.offered
+    var slot: FileSlot?
+    /// Set once the application accepted: where the file goes.
+    var directory: String?
+    var partial: PartialFile?
+    var received: UInt64 = 0
+    var pausedByUs = false
+    var pausedByPeer = false
+    var lastProgress: ContinuousClock.Instant?
+}
+
+/// The bytes received so far, in `DIR/.carrier-partial/`, named after the
+/// sender and the file's SHA-256 so a transfer offered again (after a
+/// disconnect, or a restart of either side) finds them and resumes.
+struct PartialFile {
+    static let folder = ".carrier-partial"
+    let path: String
+    let fd: Int32
+
+    /// Opens (or creates) the partial file; returns it and how many bytes it holds.
+    static func open(directory: String, key: FileTransferKey, size: UInt64) -> (PartialFile, UInt64)? {
+        let folderPath = directory + "/" + folder
+        mkdir(directory, 0o755)
+        mkdir(folderPath, 0o700)
+        let name = Hex.encode(Array(key.friend.publicKey.prefix(8))) + "-" + key.sha256Hex + ".part"
+        let path = folderPath + "/" + name
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            Glibc.close(fd)
+            return nil
+        }
+        var have = UInt64(max(info.st_size, 0))
+        if have > size {
+            // Not the file we expect: start over.
+            _ = ftruncate(fd, 0)
+            have = 0
+        }
+        return (PartialFile(path: path, fd: fd), have)
+    }
+
+    func write(_ data: [UInt8], at position: UInt64) -> Bool {
+        var done = 0
+        while done < data.count {
+            let count = data.withUnsafeBytes {
+                pwrite(fd, $0.baseAddress! + done, data.count - done, off_t(position) + off_t(done))
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return false }
+            done += count
+        }
+        return true
+    }
+
+    func close() { _ = Glibc.close(fd) }
+
+    func remove() {
+        close()
+        unlink(path)
+    }
+}
