@@ -19,6 +19,7 @@ extension Command {
 var commands: [any Command.Type] {
     [
         IdCommand.self, SignCommand.self, VerifyCommand.self, NodeCommand.self, ListenCommand.self,
-        FriendCommand.self, MessageCommand.self, CallCommand.self, RtcCommand.self, DemoCommand.self,
+        FriendCommand.self, MessageCommand.self, SendFileCommand.self, CallCommand.self, RtcCommand.self,
+        DemoCommand.self,
     ]
 }

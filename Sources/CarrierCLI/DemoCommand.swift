@@ -11,7 +11,8 @@ struct DemoCommand: Command {
 
         Starts a bootstrap node and two peers (Alice and Bob) on 127.0.0.1 in one
         process, befriends them, sends a message and a 1 MB bulk message with
-        receipts, then Alice calls Bob: the media/ files flow both ways (Alice
+        receipts and a 4 MB file (toxcore's file transfer, checked by Bob), then
+        Alice calls Bob: the media/ files flow both ways (Alice
         sends WAV and Y4M, encoded to Opus and VP8; Bob sends Ogg Opus and IVF as
         they are), Alice sends an 8 MB file over the data channel, both record, and
         the recordings are checked against their sources. Prints each step with its
@@ -95,6 +96,38 @@ struct DemoCommand: Command {
         }
     }
 
+    /// A 4 MB file from Alice to Bob over the node (toxcore's file transfer),
+    /// accepted into a folder and checked there; returns MB/s.
+    private static func sendFile(
+        alice: Carrier, bob: Carrier, events: AsyncStream<CarrierEvent>,
+        record: (String, String, ContinuousClock.Instant, String) -> Void
+    ) async throws -> Double {
+        let folder = NSTemporaryDirectory() + "carrier-demo-files-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder + "/inbox", withIntermediateDirectories: true)
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<(4 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        try Data(bytes).write(to: URL(fileURLWithPath: folder + "/holiday.bin"))
+        let started = ContinuousClock.now
+        let key = try await alice.sendFile(at: folder + "/holiday.bin", to: bob.userId)
+        let outcome = await events.first(within: .seconds(60)) { event -> FileTransferOutcome? in
+            guard case .file(let fileEvent) = event, fileEvent.key.sha256 == key.sha256 else { return nil }
+            switch fileEvent {
+            case .offered(let offer):
+                Task { try? await bob.acceptFile(offer.key, into: folder + "/inbox") }
+                return nil
+            case .finished(_, let outcome): return outcome
+            default: return nil
+            }
+        }
+        guard case .completed(let path?, _)? = outcome, FileManager.default.contents(atPath: path) == Data(bytes) else {
+            throw CarrierError.invalidArgument("the file to Bob did not arrive intact: \(String(describing: outcome))")
+        }
+        let rate = rounded(Double(bytes.count) / 1e6 / max((ContinuousClock.now - started).inSeconds, 0.000_001))
+        record("fileToFriendMs", "4 MB file to friend", started, "SHA-256 checked by Bob, \(rate) MB/s")
+        return rate
+    }
+
     /// Join, befriend, message, bulk message; each step bounded in time.
     private static func story(
         alice: Carrier, bob: Carrier, record: (String, String, ContinuousClock.Instant, String) -> Void,
@@ -153,8 +186,10 @@ struct DemoCommand: Command {
         let seconds = (ContinuousClock.now - started).milliseconds / 1000
         let rate = rounded(1.048576 / max(seconds, 0.000_001))
         record("bulkMs", "1 MB bulk delivered", started, "identical bytes, \(rate) MB/s")
+
+        let fileRate = try await sendFile(alice: alice, bob: bob, events: bobEvents, record: record)
         return [
-            "bulkMBps": rate, "directLink": direct, "aliceUserId": aliceId.description,
+            "fileToFriendMBps": fileRate, "bulkMBps": rate, "directLink": direct, "aliceUserId": aliceId.description,
             "bobUserId": bob.userId.description,
         ]
     }

@@ -44,17 +44,20 @@ struct ListenCommand: Command {
     static let name = "listen"
     static let summary = "go online and print every event until Ctrl-C"
     static let help = """
-        Usage: carrier listen [--accept-friends] [--answer [call options]]
+        Usage: carrier listen [--accept-friends] [--receive-dir DIR] [--answer [call options]]
 
         Goes online and prints each event (friend requests, connections, messages,
-        invites, receipts, groups) as a line, or a JSON object per line with --json.
-        Invites are answered with status 0 so their senders do not wait for a timeout.
+        invites, receipts, groups, files) as a line, or a JSON object per line with
+        --json. Invites are answered with status 0 so their senders do not wait for
+        a timeout.
 
           --accept-friends     accept every friend request
+          --receive-dir DIR    accept files friends send (`carrier send-file`, and over
+                               a call's data channel) into DIR; a cut transfer resumes
+                               from DIR/.carrier-partial/, no file is overwritten
           --answer             answer friends' calls (several at once), with:
             --record DIR       record each call into DIR/CALLID/ (audio.wav, video.ivf, …)
             --record-formats F which of wav,opus,ivf,y4m to write (default all)
-            --receive-dir DIR  save files friends send over a call's data channel
             --audio FILE       send this audio back (.wav or .opus)
             --video FILE       send this video back (.y4m or .ivf)
             --loop             play the media files again at their end
@@ -72,6 +75,7 @@ struct ListenCommand: Command {
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
         _ = try arguments.positionals(0...0, usage: "carrier listen [--accept-friends] [--answer …]")
         let acceptFriends = arguments.flag("--accept-friends")
+        let receiveDirectory = arguments.value("--receive-dir")
         let answer = arguments.flag("--answer")
         let media = try CallOptions.media(arguments)
         let configuration = try CallOptions.client(arguments, global)
@@ -98,6 +102,17 @@ struct ListenCommand: Command {
                         do { try await node.acceptFriend(from) } catch { output.log("cannot accept \(from): \(error)") }
                     case .inviteRequest(let invite):
                         try? await node.replyInvite(invite, status: 0)
+                    case .file(.offered(let offer)):
+                        do {
+                            if let receiveDirectory {
+                                try await node.acceptFile(offer.key, into: receiveDirectory)
+                            } else {
+                                try await node.refuseFile(offer.key, reason: "this node takes no files")
+                            }
+                        } catch {
+                            output.log("cannot take \(offer.name): \(error)")
+                            try? await node.refuseFile(offer.key, reason: "\(error)")
+                        }
                     default: break
                     }
                 }

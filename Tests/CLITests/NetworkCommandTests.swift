@@ -16,7 +16,9 @@ import Testing
         let bobAddress = try #require(bob["address"] as? String)
         let bobUser = try #require(bob["userId"] as? String)
 
-        let listener = try CarrierProcess(["listen", "--accept-friends", "--json", "--data", root + "/bob"] + common)
+        let listener = try CarrierProcess(
+            ["listen", "--accept-friends", "--receive-dir", root + "/inbox", "--json", "--data", root + "/bob"] + common
+        )
         let adder = try CarrierProcess(
             [
                 "friend", "add", bobAddress, "--hello", "hi from the test", "--wait", "90", "--json", "--data",
@@ -34,6 +36,20 @@ import Testing
         #expect(json(lines.last)?["receipt"] as? String == "delivered")
         let message = json(await listener.waitForLine(containing: "hello over the CLI", timeout: .seconds(10)))
         #expect(message?["event"] as? String == "message")
+
+        // A file to the friend over the node, checked at the other end.
+        let file = root + "/photo.bin"
+        try Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: URL(fileURLWithPath: file))
+        let (sent, sentLines, sentError) = try await CarrierProcess.run(
+            ["send-file", bobUser, file, "--json", "--data", root + "/alice"] + common, timeout: .seconds(120))
+        #expect(sent == 0, "send-file failed: \(sentError.suffix(1000))")
+        let result = json(sentLines.last)
+        #expect(result?["sha256Match"] as? Bool == true && result?["bytes"] as? Int == 3_000_000)
+        #expect(result?["MBps"] is Double || result?["MBps"] is Int)
+        #expect(sentError.contains("100% 3000000/3000000 bytes"))
+        let stored = json(await listener.waitForLine(containing: "\"completed\"", timeout: .seconds(10)))
+        #expect(stored?["path"] as? String == root + "/inbox/photo.bin")
+        #expect(FileManager.default.contentsEqual(atPath: file, andPath: root + "/inbox/photo.bin"))
 
         // The friend list survives in Alice's data directory.
         let (_, friends, _) = try await CarrierProcess.run(["friend", "list", "--json", "--data", root + "/alice"])
@@ -56,8 +72,11 @@ import Testing
         #expect(summary["ok"] as? Bool == true)
         #expect(summary["recordings"] as? String == recordings)
         #expect(FileManager.default.fileExists(atPath: recordings + "/bob-heard/video.y4m"))
-        for key in ["joinMs", "friendMs", "messageMs", "bulkMs", "bulkMBps", "callMs", "fileMs", "mediaMs", "verifyMs"]
-        {
+        for key in [
+            "joinMs", "friendMs", "messageMs", "bulkMs", "bulkMBps", "fileToFriendMs", "fileToFriendMBps", "callMs",
+            "fileMs",
+            "mediaMs", "verifyMs",
+        ] {
             #expect(summary[key] is Double || summary[key] is Int, "summary lacks \(key)")
         }
     }
