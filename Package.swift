@@ -16,6 +16,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
+        .library(name: "ExpressServer", targets: ["ExpressServer"]),
         // Calls between friends: the call stack signaled over the node.
         .library(name: "CarrierCalls", targets: ["RtcCalls", "CarrierSignaling"]),
         // The call stack; grows layer by layer (transport, media, calls).
@@ -39,6 +40,10 @@ let package = Package(
         cLibrary("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
         cLibrary("CVpx", pkgConfig: "vpx", apt: ["libvpx-dev"]),
         cLibrary("COgg", pkgConfig: "ogg", apt: ["libogg-dev"]),
+        // Express: the service's HTTP server and store, the node's HTTP client.
+        cLibrary("CMicroHttpd", pkgConfig: "libmicrohttpd", apt: ["libmicrohttpd-dev"]),
+        cLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
+        cLibrary("CCurl", pkgConfig: "libcurl", apt: ["libcurl4-openssl-dev"]),
         // Forwards for macros and variadic C calls (opus/vpx controls, g_object_set).
         .target(name: "CShim", dependencies: ["COpus", "CVpx", "CNice"]),
 
@@ -50,7 +55,13 @@ let package = Package(
         // The P2P node on toxcore: identity, friends, messages, invites, groups.
         .target(
             name: "CarrierNode",
-            dependencies: ["CToxcore", "CSodium", "COpenSSL", "AsyncExtras", "FileSafety"],
+            dependencies: ["CToxcore", "CSodium", "COpenSSL", "CCurl", "AsyncExtras", "FileSafety"],
+            swiftSettings: strict),
+
+        // Express: the offline-delivery service (HTTP on libmicrohttpd, SQLite
+        // store, TURN credentials); uses the node's identity and crypto types.
+        .target(
+            name: "ExpressServer", dependencies: ["CarrierNode", "CMicroHttpd", "CSQLite", "COpenSSL"],
             swiftSettings: strict),
 
         // The WebRTC transport, one target per layer (docs/architecture.md).
@@ -112,6 +123,10 @@ let package = Package(
         .testTarget(
             name: "FileSafetyTests",
             dependencies: ["FileSafety"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "ExpressServerTests",
+            dependencies: ["ExpressServer", "CarrierNode"],
             swiftSettings: strict),
         .testTarget(
             name: "CarrierNodeTests",

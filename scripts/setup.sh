@@ -3,7 +3,8 @@
 # Idempotent: when everything is present it only runs a few cheap checks.
 set -euo pipefail
 
-# Debian packages: C libraries behind the system-library modules, and the
+# Debian packages: C libraries behind the system-library modules (the Express
+# service uses libmicrohttpd and SQLite, its client libcurl), and the
 # tools the tests start (coturn for TURN, headless Chromium for browser
 # interop, ffmpeg and sox to make and check media files).
 DEB_PACKAGES=(
@@ -11,6 +12,7 @@ DEB_PACKAGES=(
   libtoxcore-dev libsodium-dev
   libssl-dev libsrtp2-dev libusrsctp-dev libnice-dev libglib2.0-dev
   libopus-dev libvpx-dev libogg-dev
+  libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev
   coturn chromium chromium-driver ffmpeg sox
 )
 

@@ -175,7 +175,7 @@ struct DemoCommand: Command {
         var generator = SystemRandomNumberGenerator()
         let bulk = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
         async let arrived = bobEvents.first(within: .seconds(60)) { event -> [UInt8]? in
-            if case .message(aliceId, nil, let data, _) = event, data.count == bulk.count { return data }
+            if case .message(aliceId, nil, let data, _, _) = event, data.count == bulk.count { return data }
             return nil
         }
         let receipt = try await alice.deliverMessage(bulk, to: bob.userId.description)

@@ -35,13 +35,19 @@ enum EventFormatter {
                 "friend \(id) is \"\(info.name)\"",
                 ["event": "friendInfo", "userId": id.description, "name": info.name]
             )
-        case .message(let from, let ext, let data, _):
+        case .message(let from, let ext, let data, let timestamp, let offline):
             var json: [String: any Sendable] = ["event": "message", "from": from.description, "bytes": data.count]
             if let ext { json["extension"] = ext }
             // Short UTF-8 text is shown; anything else only by its size.
             let text = data.count <= 4096 ? String(validating: data, as: UTF8.self) : nil
             if let text { json["text"] = text }
             let body = text ?? "<\(data.count) bytes>"
+            if offline {
+                // Stored by an Express node while this node was offline: sent back then.
+                json["offline"] = true
+                json["timestamp"] = (timestamp.timeIntervalSince1970 * 1000).rounded() / 1000
+                return ("offline message from \(from)\(ext.map { ":\($0)" } ?? "") sent \(timestamp): \(body)", json)
+            }
             return ("message from \(from)\(ext.map { ":\($0)" } ?? ""): \(body)", json)
         case .receipt(let id, let to, let state):
             let stateText =

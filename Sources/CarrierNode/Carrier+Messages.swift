@@ -71,7 +71,7 @@ extension Carrier {
 
     /// Hands a received message to the application; returns why it was refused, if it was.
     func deliverMessage(from friend: UserId, ext: String?, data: [UInt8]) -> String? {
-        let event = CarrierEvent.message(from: friend, extension: ext, data: data, timestamp: Date())
+        let event = CarrierEvent.message(from: friend, extension: ext, data: data, timestamp: Date(), offline: false)
         guard let ext else {
             counters.messagesReceived += 1
             emit(event)

@@ -14,7 +14,9 @@ public enum CarrierEvent: Sendable {
     case friendConnection(UserId, connected: Bool)
     case friendPresence(UserId, Presence)
     case friendInfo(UserId, UserInfo)
-    case message(from: UserId, extension: String?, data: [UInt8], timestamp: Date)
+    /// `offline`: stored by an Express node while this node was away;
+    /// `timestamp` is then when the friend sent it.
+    case message(from: UserId, extension: String?, data: [UInt8], timestamp: Date, offline: Bool)
     case receipt(MessageId, to: UserId, state: ReceiptState)
     case inviteRequest(IncomingInvite)
     case groupInvite(from: UserId, cookie: [UInt8])

@@ -49,6 +49,8 @@ enum WireTag: UInt8 {
     case ens = 32
     case extra = 33
     case hello = 40
+    case timestamp = 50
+    case nospam = 51
 }
 
 struct WireReader {

@@ -105,14 +105,14 @@ import Testing
         let receipt = try await net.alice.deliverMessage(token, to: target)
         #expect(receipt == .delivered)
         let onExtension = await extensionStream.first(within: .seconds(10)) { event -> String? in
-            if case .message(_, let ext?, token, _) = event { return ext }
+            if case .message(_, let ext?, token, _, _) = event { return ext }
             return nil
         }
         #expect(onExtension == name)
         // ... and neither it nor the invite reached the main stream.
         let leaked = await mainStream.first(within: .milliseconds(300)) { event -> Bool? in
             switch event {
-            case .message(_, _, token, _): true
+            case .message(_, _, token, _, _): true
             case .inviteRequest(let invite) where invite.data == token: true
             default: nil
             }

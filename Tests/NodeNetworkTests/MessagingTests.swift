@@ -14,7 +14,7 @@ import Testing
         #expect(receipt == .delivered)
         let aliceId = net.alice.userId
         let received = await inbox.first(within: .seconds(10)) { event -> String? in
-            if case .message(let from, nil, let data, _) = event, from == aliceId,
+            if case .message(let from, nil, let data, _, _) = event, from == aliceId,
                 String(decoding: data, as: UTF8.self) == text
             {
                 return text
@@ -30,7 +30,7 @@ import Testing
         let payload = randomBytes(Carrier.maxMessageSize)
         let aliceId = net.alice.userId
         async let arrived = inbox.first(within: .seconds(120)) { event -> [UInt8]? in
-            if case .message(let from, nil, let data, _) = event, from == aliceId, data.count == payload.count {
+            if case .message(let from, nil, let data, _, _) = event, from == aliceId, data.count == payload.count {
                 return data
             }
             return nil

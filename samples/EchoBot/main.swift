@@ -30,7 +30,7 @@ for await event in events {
     case .friendRequest(let from, _, _, let hello):
         say("accepting \(from): \(hello)")
         try? await bot.acceptFriend(from)
-    case .message(let from, nil, let data, _):
+    case .message(let from, nil, let data, _, _):
         let state = try? await bot.deliverMessage(data, to: from.description)
         say("echoed \(data.count) bytes to \(from): \(String(describing: state))")
     default:

@@ -1,0 +1,201 @@
+import CarrierNode
+import Foundation
+
+/// An HTTP request as the service sees it: headers by lower-case name.
+public struct HttpRequest: Sendable {
+    public var method: String
+    public var path: String
+    public var headers: [String: String]
+    public var body: [UInt8]
+    /// The body passed the size limit; what came was dropped.
+    public var bodyTooLarge = false
+
+    public init(method: String, path: String, headers: [String: String], body: [UInt8], bodyTooLarge: Bool = false) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.bodyTooLarge = bodyTooLarge
+    }
+}
+
+public struct HttpResponse: Sendable, Equatable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: [UInt8]
+
+    init(_ status: Int, _ text: String, headers: [String: String] = [:]) {
+        self.init(status: status, headers: headers, body: Array(text.utf8))
+    }
+
+    init(status: Int, headers: [String: String] = [:], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// The Express offline-delivery service without its sockets: takes a request
+/// and the time, returns the signed answer (`ExpressProtocol` has the rules,
+/// docs/express.md the routes). Thread-safe: one lock around the store, as
+/// libmicrohttpd calls from a pool of threads.
+public final class ExpressService: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// The SQLite file; nil keeps everything in memory (tests).
+        public var databasePath: String?
+        public var messagesPerRecipient = 1000
+        public var bytesPerRecipient = 64 << 20
+        public var maxAgeSeconds: Int64 = 14 * 24 * 3600
+        /// A pull returns at most this many records and about this many bytes.
+        public var pullMaxRecords = 100
+        public var pullMaxBytes = 8 << 20
+        public var turn: TurnIssuer?
+
+        public init(databasePath: String? = nil) { self.databasePath = databasePath }
+    }
+
+    public let publicKey: [UInt8]
+    private let secretKey: [UInt8]
+    private let configuration: Configuration
+    private let store: ExpressStore
+    private let lock = NSLock()
+    private let now: @Sendable () -> Date
+    private var lastPurge: Int64 = 0
+
+    public init(configuration: Configuration, now: @escaping @Sendable () -> Date = { Date() }) throws {
+        self.configuration = configuration
+        self.now = now
+        let limits = ExpressStore.Limits(
+            messagesPerRecipient: configuration.messagesPerRecipient,
+            bytesPerRecipient: configuration.bytesPerRecipient, maxAgeSeconds: configuration.maxAgeSeconds)
+        do {
+            store = try ExpressStore(path: configuration.databasePath, limits: limits)
+            secretKey = try store.identitySecret {
+                (0..<32).map { _ in UInt8.random(in: 0...255) }
+            }
+        } catch {
+            throw CarrierError.storage("Express database: \(error)")
+        }
+        guard let key = IdentitySignature.publicKey(secretKey: secretKey) else {
+            throw CarrierError.storage("Express database holds an unusable identity key")
+        }
+        publicKey = key
+    }
+
+    /// Answers one request; the answer is signed for the request's nonce.
+    public func handle(_ request: HttpRequest) -> HttpResponse {
+        var response = lock.withLock { route(request) }
+        let nonce = request.headers[ExpressProtocol.Header.nonce.lowercased()] ?? ""
+        let message = ExpressProtocol.responseToSign(nonce: nonce, status: response.status, body: response.body)
+        if let signature = try? IdentitySignature.sign(message: message, secretKey: secretKey) {
+            response.headers[ExpressProtocol.Header.signature] = Hex.encode(signature)
+        }
+        return response
+    }
+
+    private func route(_ request: HttpRequest) -> HttpResponse {
+        let milliseconds = Int64(now().timeIntervalSince1970 * 1000)
+        if milliseconds - lastPurge > 60_000 {
+            try? store.purge(now: milliseconds)
+            lastPurge = milliseconds
+        }
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 3, parts[0].isEmpty, parts[1] == "v1" else { return HttpResponse(404, "no such resource") }
+        let route = Array(parts[2...])
+        switch (request.method, route.count > 0 ? route[0] : "") {
+        case ("GET", "info") where route.count == 1:
+            return json(["key": Base58.encode(publicKey), "version": ExpressProtocol.version])
+        case ("POST", "messages") where route.count == 3:
+            return authenticated(request, now: milliseconds) { sender in
+                deposit(request, route: route, sender: sender, now: milliseconds)
+            }
+        case ("GET", "messages") where route.count == 3 && route[1] == "after":
+            return authenticated(request, now: milliseconds) { user in
+                guard let seq = UInt64(route[2]) else { return HttpResponse(400, "after: not a number") }
+                guard
+                    let (records, more) = try? store.messages(
+                        for: user, after: seq, maxCount: configuration.pullMaxRecords,
+                        maxBytes: configuration.pullMaxBytes)
+                else { return HttpResponse(500, "the store failed") }
+                var body: [UInt8] = []
+                for record in records { record.encode(into: &body) }
+                return HttpResponse(status: 200, headers: [ExpressProtocol.Header.more: more ? "1" : "0"], body: body)
+            }
+        case ("DELETE", "messages") where route.count == 3 && route[1] == "through":
+            return authenticated(request, now: milliseconds) { user in
+                guard let seq = UInt64(route[2]) else { return HttpResponse(400, "through: not a number") }
+                guard let count = try? store.delete(for: user, through: seq) else {
+                    return HttpResponse(500, "the store failed")
+                }
+                return json(["deleted": count])
+            }
+        case ("POST", "turn") where route.count == 1:
+            return authenticated(request, now: milliseconds) { user in
+                guard let turn = configuration.turn else {
+                    return HttpResponse(404, "this Express node issues no TURN credentials")
+                }
+                let info = turn.credentials(for: user, now: Int64(milliseconds / 1000))
+                guard let data = try? JSONEncoder().encode(info) else { return HttpResponse(500, "encoding failed") }
+                return HttpResponse(status: 200, headers: ["Content-Type": "application/json"], body: Array(data))
+            }
+        case (_, "info"), (_, "messages"), (_, "turn"):
+            return HttpResponse(405, "method \(request.method) not allowed here")
+        default:
+            return HttpResponse(404, "no such resource")
+        }
+    }
+
+    private func deposit(_ request: HttpRequest, route: [String], sender: UserId, now: Int64) -> HttpResponse {
+        guard let recipient = UserId(route[1]) else { return HttpResponse(400, "the recipient is not a user id") }
+        guard let id = Hex.decode(route[2]), id.count == 16 else {
+            return HttpResponse(400, "the message id is not 32 hex digits")
+        }
+        guard !request.body.isEmpty else { return HttpResponse(400, "an empty message") }
+        switch try? store.deposit(recipient: recipient, sender: sender, messageId: id, body: request.body, now: now) {
+        case .stored(let seq)?: return json(["seq": Int(seq)], status: 201)
+        case .duplicate?: return json(["duplicate": true], status: 200)
+        case .overQuota(let why)?: return HttpResponse(429, why)
+        case nil: return HttpResponse(500, "the store failed")
+        }
+    }
+
+    /// Checks the request's signature, time and nonce before running `body` for its user.
+    private func authenticated(_ request: HttpRequest, now: Int64, _ body: (UserId) -> HttpResponse) -> HttpResponse {
+        // A body past the limit is refused before anything else is looked at.
+        if request.bodyTooLarge || request.body.count > ExpressProtocol.maxBodySize {
+            return HttpResponse(413, "the body is larger than \(ExpressProtocol.maxBodySize) bytes")
+        }
+        let header = { (name: String) in request.headers[name.lowercased()] }
+        guard let userText = header(ExpressProtocol.Header.user), let user = UserId(userText),
+            let timeText = header(ExpressProtocol.Header.time), let time = Int64(timeText),
+            let nonce = header(ExpressProtocol.Header.nonce), nonce.count == ExpressProtocol.nonceLength,
+            Hex.decode(nonce) != nil,
+            let signatureText = header(ExpressProtocol.Header.signature), let signature = Hex.decode(signatureText)
+        else {
+            return HttpResponse(
+                400, "missing or malformed authentication headers (X-Carrier-User, -Time, -Nonce, -Signature)")
+        }
+        let skew = Int64(ExpressProtocol.maxClockSkew.components.seconds) * 1000
+        guard abs(now - time) <= skew else {
+            return HttpResponse(401, "the request's time is outside the allowed window")
+        }
+        let message = ExpressProtocol.requestToSign(
+            serverKey: publicKey, method: request.method, path: request.path, time: time, nonce: nonce,
+            body: request.body)
+        guard IdentitySignature.verify(message: message, signature: signature, userId: user) else {
+            return HttpResponse(401, "the signature does not match the user")
+        }
+        // Remembered until it could no longer pass the time check.
+        guard (try? store.rememberNonce(user: user, nonce: nonce, expires: time + skew)) == true else {
+            return HttpResponse(401, "replayed request")
+        }
+        return body(user)
+    }
+
+    private func json(_ object: [String: any Sendable], status: Int = 200) -> HttpResponse {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return HttpResponse(status: status, headers: ["Content-Type": "application/json"], body: Array(data))
+    }
+}

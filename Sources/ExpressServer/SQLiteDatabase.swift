@@ -1,0 +1,110 @@
+import CSQLite
+
+/// A thin layer over one SQLite connection: statements with bound values and
+/// rows read by column. Not thread-safe: its owner serialises access.
+final class SQLiteDatabase {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    enum Value {
+        case integer(Int64)
+        case blob([UInt8])
+        case text(String)
+    }
+
+    private var handle: OpaquePointer?
+
+    /// Opens (creating) the database at `path`; ":memory:" keeps it in memory.
+    init(path: String) throws(Failure) {
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw Failure(description: "cannot open \(path): \(message)")
+        }
+        sqlite3_busy_timeout(handle, 5000)
+    }
+
+    deinit { sqlite3_close(handle) }
+
+    func execute(_ sql: String) throws(Failure) {
+        var error: UnsafeMutablePointer<CChar>?
+        guard sqlite3_exec(handle, sql, nil, nil, &error) == SQLITE_OK else {
+            let message = error.map { String(cString: $0) } ?? "unknown error"
+            sqlite3_free(error)
+            throw Failure(description: message)
+        }
+    }
+
+    /// Runs `sql` with `values` bound in order; returns every row's columns.
+    @discardableResult
+    func query(_ sql: String, _ values: [Value] = []) throws(Failure) -> [[Value]] {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else { throw lastError }
+        defer { sqlite3_finalize(statement) }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let code: Int32 =
+                switch value {
+                case .integer(let number): sqlite3_bind_int64(statement, index, number)
+                case .text(let text): sqlite3_bind_text(statement, index, text, -1, transient)
+                case .blob(let bytes):
+                    bytes.withUnsafeBytes {
+                        sqlite3_bind_blob(
+                            statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count),
+                            transient)
+                    }
+                }
+            guard code == SQLITE_OK else { throw lastError }
+        }
+        var rows: [[Value]] = []
+        while true {
+            let step = sqlite3_step(statement)
+            if step == SQLITE_DONE { break }
+            guard step == SQLITE_ROW else { throw lastError }
+            rows.append(
+                (0..<sqlite3_column_count(statement)).map { column in
+                    switch sqlite3_column_type(statement, column) {
+                    case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, column))
+                    case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(statement, column)))
+                    default:
+                        let count = Int(sqlite3_column_bytes(statement, column))
+                        guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return .blob([]) }
+                        return .blob(Array(UnsafeRawBufferPointer(start: pointer, count: count)))
+                    }
+                })
+        }
+        return rows
+    }
+
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Runs `body` in one transaction: all of it or nothing.
+    func transaction<T>(_ body: () throws(Failure) -> T) throws(Failure) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private var lastError: Failure { Failure(description: String(cString: sqlite3_errmsg(handle))) }
+}
+
+extension SQLiteDatabase.Value {
+    var integer: Int64? { if case .integer(let value) = self { value } else { nil } }
+    var blob: [UInt8]? {
+        switch self {
+        case .blob(let bytes): bytes
+        case .text(let text): Array(text.utf8)
+        case .integer: nil
+        }
+    }
+}

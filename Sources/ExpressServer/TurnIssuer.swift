@@ -1,0 +1,35 @@
+import COpenSSL
+import CarrierNode
+import Foundation
+
+/// Issues time-limited TURN credentials in coturn's REST form
+/// (`--use-auth-secret`): username `expiry:userId`, password
+/// base64(HMAC-SHA1(secret, username)). coturn refuses them after `expiry`.
+public struct TurnIssuer: Sendable {
+    public var urls: [String]
+    public var secret: String
+    public var lifetimeSeconds: Int64
+
+    public init(urls: [String], secret: String, lifetimeSeconds: Int64 = 24 * 3600) {
+        self.urls = urls
+        self.secret = secret
+        self.lifetimeSeconds = lifetimeSeconds
+    }
+
+    public func credentials(for user: UserId, now: Int64) -> TurnServerInfo {
+        let expires = now + lifetimeSeconds
+        let username = "\(expires):\(user)"
+        return TurnServerInfo(
+            urls: urls, username: username, credential: Self.password(secret: secret, username: username),
+            expires: expires)
+    }
+
+    public static func password(secret: String, username: String) -> String {
+        var digest = [UInt8](repeating: 0, count: 20)
+        var length: UInt32 = 0
+        let key = Array(secret.utf8)
+        let message = Array(username.utf8)
+        _ = HMAC(EVP_sha1(), key, Int32(key.count), message, message.count, &digest, &length)
+        return Data(digest.prefix(Int(length))).base64EncodedString()
+    }
+}

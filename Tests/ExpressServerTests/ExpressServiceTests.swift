@@ -1,0 +1,227 @@
+import Foundation
+import Testing
+
+@testable import CarrierNode
+@testable import ExpressServer
+
+/// A user for the tests: a key pair and its user id.
+struct TestUser {
+    let secretKey: [UInt8]
+    let id: UserId
+
+    init() {
+        secretKey = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        id = UserId(publicKey: IdentitySignature.publicKey(secretKey: secretKey) ?? [])!
+    }
+
+    /// A request signed by this user (or claiming to be `claimed`).
+    func request(
+        _ method: String, _ path: String, body: [UInt8] = [], to service: ExpressService,
+        claiming claimed: UserId? = nil,
+        time: Int64 = Int64(Date().timeIntervalSince1970 * 1000), nonce: String = ExpressProtocol.newNonce()
+    ) -> HttpRequest {
+        var headers = ExpressProtocol.signedHeaders(
+            serverKey: service.publicKey, method: method, path: path, body: body, userId: id, secretKey: secretKey,
+            time: time, nonce: nonce)!
+        if let claimed { headers[ExpressProtocol.Header.user] = claimed.description }
+        return HttpRequest(
+            method: method, path: path,
+            headers: Dictionary(uniqueKeysWithValues: headers.map { ($0.key.lowercased(), $0.value) }), body: body)
+    }
+
+    func seal(_ text: String, to recipient: UserId, id: [UInt8] = randomId()) -> [UInt8] {
+        SealedMessage(kind: .message, id: id, timestamp: 1_700_000_000_000, ext: nil, data: Array(text.utf8))
+            .seal(to: recipient, senderSecretKey: secretKey)!
+    }
+}
+
+func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
+
+/// The Express service without sockets: requests in, signed answers out.
+@Suite struct ExpressServiceTests {
+    let alice = TestUser()
+    let bob = TestUser()
+    let carol = TestUser()
+
+    func deposit(_ service: ExpressService, from sender: TestUser, to recipient: TestUser, _ text: String)
+        -> HttpResponse
+    {
+        let path = "/v1/messages/\(recipient.id)/\(Hex.encode(randomId()))"
+        return service.handle(sender.request("POST", path, body: sender.seal(text, to: recipient.id), to: service))
+    }
+
+    @Test func depositPullOpenAndDelete() throws {
+        let service = try ExpressService(configuration: .init())
+        #expect(deposit(service, from: alice, to: bob, "one").status == 201)
+        #expect(deposit(service, from: carol, to: bob, "two").status == 201)
+        let pulled = service.handle(bob.request("GET", "/v1/messages/after/0", to: service))
+        #expect(pulled.status == 200 && pulled.headers[ExpressProtocol.Header.more] == "0")
+        let records = try #require(ExpressProtocol.Record.decodeAll(pulled.body))
+        #expect(records.map(\.sender) == [alice.id, carol.id])
+        let opened = records.compactMap {
+            SealedMessage.open($0.sealed, from: $0.sender, recipientSecretKey: bob.secretKey)
+        }
+        #expect(opened.map { String(decoding: $0.data, as: UTF8.self) } == ["one", "two"])
+        // Sealed for Bob: nobody else opens it, and a lie about the sender fails too.
+        #expect(SealedMessage.open(records[0].sealed, from: alice.id, recipientSecretKey: carol.secretKey) == nil)
+        #expect(SealedMessage.open(records[0].sealed, from: carol.id, recipientSecretKey: bob.secretKey) == nil)
+
+        let deleted = service.handle(bob.request("DELETE", "/v1/messages/through/\(records[0].seq)", to: service))
+        #expect(deleted.status == 200 && deleted.text == #"{"deleted":1}"#)
+        let rest = service.handle(bob.request("GET", "/v1/messages/after/0", to: service))
+        #expect(ExpressProtocol.Record.decodeAll(rest.body)?.map(\.sender) == [carol.id])
+    }
+
+    @Test func everyAnswerIsSignedForTheRequestsNonce() throws {
+        let service = try ExpressService(configuration: .init())
+        let nonce = ExpressProtocol.newNonce()
+        let answer = service.handle(bob.request("GET", "/v1/messages/after/0", to: service, nonce: nonce))
+        let signature = try #require(answer.headers[ExpressProtocol.Header.signature].flatMap(Hex.decode))
+        let signed = ExpressProtocol.responseToSign(nonce: nonce, status: answer.status, body: answer.body)
+        #expect(IdentitySignature.verify(message: signed, signature: signature, publicKey: service.publicKey))
+        let other = ExpressProtocol.responseToSign(
+            nonce: ExpressProtocol.newNonce(), status: answer.status, body: answer.body)
+        #expect(!IdentitySignature.verify(message: other, signature: signature, publicKey: service.publicKey))
+    }
+
+    @Test func aDepositInAnotherSendersNameIsRefused() throws {
+        let service = try ExpressService(configuration: .init())
+        let path = "/v1/messages/\(bob.id)/\(Hex.encode(randomId()))"
+        let forged = carol.request("POST", path, body: carol.seal("hi", to: bob.id), to: service, claiming: alice.id)
+        let answer = service.handle(forged)
+        #expect(answer.status == 401 && answer.text.contains("signature"))
+        #expect(
+            ExpressProtocol.Record.decodeAll(
+                service.handle(bob.request("GET", "/v1/messages/after/0", to: service)).body) == [])
+    }
+
+    @Test func onlyTheRecipientPullsOrDeletesItsMessages() throws {
+        let service = try ExpressService(configuration: .init())
+        #expect(deposit(service, from: alice, to: bob, "for bob").status == 201)
+        // Carol pulls and deletes: she sees and removes only her own (none).
+        let carolPull = service.handle(carol.request("GET", "/v1/messages/after/0", to: service))
+        #expect(carolPull.status == 200 && carolPull.body.isEmpty)
+        let carolDelete = service.handle(carol.request("DELETE", "/v1/messages/through/1000", to: service))
+        #expect(carolDelete.text == #"{"deleted":0}"#)
+        // Carol claiming to be Bob is refused.
+        let posing = service.handle(carol.request("GET", "/v1/messages/after/0", to: service, claiming: bob.id))
+        #expect(posing.status == 401)
+        #expect(
+            ExpressProtocol.Record.decodeAll(
+                service.handle(bob.request("GET", "/v1/messages/after/0", to: service)).body)?.count == 1)
+    }
+
+    @Test func replayedAndStaleRequestsAreRefused() throws {
+        let service = try ExpressService(configuration: .init())
+        let request = bob.request("GET", "/v1/messages/after/0", to: service)
+        #expect(service.handle(request).status == 200)
+        let replay = service.handle(request)
+        #expect(replay.status == 401 && replay.text == "replayed request")
+        let old = Int64(Date().timeIntervalSince1970 * 1000) - 10 * 60 * 1000
+        let stale = service.handle(bob.request("GET", "/v1/messages/after/0", to: service, time: old))
+        #expect(stale.status == 401 && stale.text.contains("time"))
+        // A request signed for another Express node does not pass here.
+        let other = try ExpressService(configuration: .init())
+        let elsewhere = service.handle(bob.request("GET", "/v1/messages/after/0", to: other))
+        #expect(elsewhere.status == 401)
+    }
+
+    @Test func oversizeMalformedAndUnknownRequestsGetClearStatuses() throws {
+        let service = try ExpressService(configuration: .init())
+        var big = bob.request("POST", "/v1/messages/\(alice.id)/\(Hex.encode(randomId()))", body: [1], to: service)
+        big.bodyTooLarge = true
+        #expect(service.handle(big).status == 413)
+        let huge = [UInt8](repeating: 7, count: ExpressProtocol.maxBodySize + 1)
+        #expect(
+            service.handle(
+                bob.request("POST", "/v1/messages/\(alice.id)/\(Hex.encode(randomId()))", body: huge, to: service)
+            ).status == 413)
+        #expect(
+            service.handle(bob.request("POST", "/v1/messages/nobody/\(Hex.encode(randomId()))", body: [1], to: service))
+                .status == 400)
+        #expect(
+            service.handle(bob.request("POST", "/v1/messages/\(alice.id)/xyz", body: [1], to: service)).status == 400)
+        #expect(
+            service.handle(HttpRequest(method: "GET", path: "/v1/messages/after/0", headers: [:], body: [])).status
+                == 400)
+        #expect(service.handle(bob.request("GET", "/v1/nothing", to: service)).status == 404)
+        #expect(service.handle(bob.request("PUT", "/v1/turn", to: service)).status == 405)
+        #expect(service.handle(bob.request("POST", "/v1/turn", to: service)).status == 404)
+    }
+
+    @Test func aRecipientsQuotaIsEnforced() throws {
+        var configuration = ExpressService.Configuration()
+        configuration.messagesPerRecipient = 3
+        let service = try ExpressService(configuration: configuration)
+        for index in 0..<3 { #expect(deposit(service, from: alice, to: bob, "m\(index)").status == 201) }
+        let refused = deposit(service, from: alice, to: bob, "one too many")
+        #expect(refused.status == 429 && refused.text.contains("at most 3"))
+        // Another recipient is not affected.
+        #expect(deposit(service, from: alice, to: carol, "fine").status == 201)
+    }
+
+    @Test func aRetriedDepositIsStoredOnce() throws {
+        let service = try ExpressService(configuration: .init())
+        let id = randomId()
+        let body = alice.seal("once", to: bob.id, id: id)
+        let path = "/v1/messages/\(bob.id)/\(Hex.encode(id))"
+        #expect(service.handle(alice.request("POST", path, body: body, to: service)).status == 201)
+        #expect(service.handle(alice.request("POST", path, body: body, to: service)).status == 200)
+        #expect(
+            ExpressProtocol.Record.decodeAll(
+                service.handle(bob.request("GET", "/v1/messages/after/0", to: service)).body)?.count == 1)
+    }
+
+    @Test func oldMessagesExpire() throws {
+        var configuration = ExpressService.Configuration()
+        configuration.maxAgeSeconds = 60
+        let clock = TestClock()
+        let service = try ExpressService(configuration: configuration, now: { clock.now })
+        #expect(deposit(service, from: alice, to: bob, "soon gone").status == 201)
+        clock.advance(seconds: 120)
+        let pulled = service.handle(bob.request("GET", "/v1/messages/after/0", to: service, time: clock.milliseconds))
+        #expect(pulled.status == 200 && pulled.body.isEmpty)
+    }
+
+    @Test func aRestartKeepsWhatWasConfirmedAndTheKey() throws {
+        let path = NSTemporaryDirectory() + "express-\(UUID().uuidString.prefix(8)).db"
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        var key: [UInt8] = []
+        do {
+            let service = try ExpressService(configuration: .init(databasePath: path))
+            key = service.publicKey
+            #expect(deposit(service, from: alice, to: bob, "kept").status == 201)
+        }
+        let again = try ExpressService(configuration: .init(databasePath: path))
+        #expect(again.publicKey == key)
+        let records = ExpressProtocol.Record.decodeAll(
+            again.handle(bob.request("GET", "/v1/messages/after/0", to: again)).body)
+        #expect(records?.count == 1)
+    }
+
+    @Test func turnCredentialsInCoturnsRestForm() throws {
+        var configuration = ExpressService.Configuration()
+        configuration.turn = TurnIssuer(urls: ["turn:127.0.0.1:3478"], secret: "s3cret", lifetimeSeconds: 600)
+        let service = try ExpressService(configuration: configuration)
+        let answer = service.handle(alice.request("POST", "/v1/turn", to: service))
+        #expect(answer.status == 200)
+        let info = try JSONDecoder().decode(TurnServerInfo.self, from: Data(answer.body))
+        #expect(info.urls == ["turn:127.0.0.1:3478"])
+        #expect(info.username == "\(info.expires):\(alice.id)")
+        let now = Int64(Date().timeIntervalSince1970)
+        #expect(info.expires > now + 590 && info.expires <= now + 601)
+        #expect(info.credential == TurnIssuer.password(secret: "s3cret", username: info.username))
+        // RFC 2104 test vector 2 for HMAC-SHA1 ("Jefe"), in base64.
+        #expect(
+            TurnIssuer.password(secret: "Jefe", username: "what do ya want for nothing?")
+                == "7/zfauXrL6LSdBbV8YTfnCWafHk=")
+    }
+}
+
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current = Date()
+    var now: Date { lock.withLock { current } }
+    var milliseconds: Int64 { Int64(now.timeIntervalSince1970 * 1000) }
+    func advance(seconds: Double) { lock.withLock { current += seconds } }
+}
