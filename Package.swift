@@ -97,7 +97,9 @@ let package = Package(
         .executableTarget(
             name: "CarrierCLI",
             dependencies: [
-                "CarrierNode", "RtcPeer", "RtcMedia", "RtcFileTransfer", "RtcCalls", "CarrierSignaling", "AsyncExtras",
+                "CarrierNode", "ExpressServer", "RtcPeer", "RtcMedia", "RtcFileTransfer", "RtcCalls",
+                "CarrierSignaling",
+                "AsyncExtras",
             ],
             swiftSettings: strict),
 
@@ -135,7 +137,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "NodeNetworkTests",
-            dependencies: ["TestSupport", "CarrierNode", "CarrierSignaling", "RtcCalls", "RtcPeer", "RtcMediaFiles"],
+            dependencies: [
+                "TestSupport", "CarrierNode", "ExpressServer", "CarrierSignaling", "RtcCalls", "RtcPeer",
+                "RtcMediaFiles",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "RtcSDPTests",

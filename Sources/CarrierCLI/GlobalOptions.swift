@@ -3,13 +3,16 @@ import Foundation
 
 /// Options every command takes, before or after the command name.
 struct GlobalOptions {
-    static let valued: Set<String> = ["--data", "--bootstrap", "--config"]
+    static let valued: Set<String> = ["--data", "--bootstrap", "--config", "--express"]
     static let flags: Set<String> = ["--json", "--help", "--loopback", "--tcp-only"]
     static let help = """
         Global options (before or after the command):
           --data DIR                 identity and state (default: $XDG_DATA_HOME/carrier or ~/.local/share/carrier)
           --bootstrap HOST:PORT:KEY  a node to join through, as `carrier node` prints it (repeatable)
-          --config FILE              JSON: {"bootstrap":[{"host":…,"port":…,"publicKey":…}],"udp":true,"loopbackOnly":false}
+          --express HOST:PORT:KEY    an Express node for offline messages and TURN credentials,
+                                     as `carrier express` prints it (repeatable, tried in order)
+          --config FILE              JSON: {"bootstrap":[{"host":…,"port":…,"publicKey":…}],"udp":true,
+                                     "loopbackOnly":false,"express":[{"host":…,"port":…,"publicKey":…}]}
           --loopback                 keep all traffic on 127.0.0.1 (no LAN discovery, no IPv6)
           --tcp-only                 disable UDP; reach the network through TCP relays
           --json                     machine-readable output: one JSON object per line on stdout
@@ -19,6 +22,7 @@ struct GlobalOptions {
 
     var dataDirectory: String
     var bootstrap: [BootstrapNode] = []
+    var express: [ExpressNode] = []
     var udp = true
     var loopback = false
     var output: Output
@@ -31,7 +35,9 @@ struct GlobalOptions {
             bootstrap = config.bootstrap
             udp = config.udp ?? true
             loopback = config.loopbackOnly ?? false
+            express = config.express ?? []
         }
+        express += try arguments.all("--express").map { text throws(CarrierError) in try ExpressNode(parsing: text) }
         bootstrap += try arguments.all("--bootstrap").map { text throws(CarrierError) in
             try BootstrapNode(parsing: text)
         }
@@ -49,6 +55,7 @@ struct GlobalOptions {
         var options = CarrierOptions(dataDirectory: dataDirectory, bootstrapNodes: bootstrap)
         options.udpEnabled = udp
         options.loopbackOnly = loopback
+        options.expressNodes = express
         return options
     }
 

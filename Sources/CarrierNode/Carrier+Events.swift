@@ -8,6 +8,7 @@ extension Carrier {
             if isConnected, !isReady {
                 isReady = true
                 emit(.ready)
+                requestPull()
             }
         case .friendRequest(let key, let payload):
             handleFriendRequest(key: key, payload: payload)
@@ -72,6 +73,8 @@ extension Carrier {
         let isConnected = link != nil
         guard isConnected != wasConnected else { return }
         fileLinkChanged(friend, connected: isConnected)
+        // A friend back online may have left messages on Express while we were away.
+        if isConnected { requestPull() }
         if !isConnected {
             forgetFriendTraffic(number: number, id: friend, reason: "the friend went offline")
         } else if awaitingAcceptance.remove(friend) != nil {
@@ -131,6 +134,7 @@ extension Carrier {
         for (key, deadline) in incomingInvites where now > deadline {
             incomingInvites[key] = nil
         }
+        fallBackToExpress(now: now)
         expireReceipts(now: now)
         expireFiles(now: now)
     }

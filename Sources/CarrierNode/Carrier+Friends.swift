@@ -21,6 +21,7 @@ extension Carrier {
                 "the greeting makes the request \(payload.count) bytes, at most \(WirePacket.maxFriendRequestSize)")
         }
         try sendFriendRequest(address: address, payload: payload)
+        depositFriendRequest(payload, to: address)
     }
 
     /// Sends a raw request payload; internal so tests can send malformed ones.

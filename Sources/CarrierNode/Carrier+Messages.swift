@@ -7,11 +7,16 @@ extension Carrier {
         var to: UserId
         /// Set once the last piece is with toxcore: no receipt by then is an error.
         var deadline: ContinuousClock.Instant?
+        var sentAt: ContinuousClock.Instant
+        /// Kept while Express is configured: a late receipt sends the message there.
+        var payload: (ext: String?, data: [UInt8])?
+        var fallingBack = false
     }
 
     /// Sends a message of 1 byte to 5 MB to `userId` or `userId:extension`.
     /// Returns at once; the receipt arrives as `.receipt(id, ...)`.
-    /// A message to an offline friend goes to `options.offlineDelivery`, or fails.
+    /// A message to an offline friend is stored on Express (receipt `.offline`)
+    /// when `options.expressNodes` is set, else refused with `.friendOffline`.
     @discardableResult
     public func sendMessage(_ data: [UInt8], to target: String) async throws(CarrierError) -> MessageId {
         let (friend, ext) = try parseTarget(target)
@@ -24,10 +29,10 @@ extension Carrier {
         let id = nextMessageId
         nextMessageId = nextMessageId == .max ? 1 : nextMessageId + 1
         guard friends[friend]?.connected == true else {
-            guard let offline = options.offlineDelivery else { throw .friendOffline(friend.description) }
-            receipts[id] = PendingReceipt(to: friend)
-            let stored = await offline.store(data, extension: ext, to: friend, from: userId)
-            finishReceipt(id, stored ? .offline : .error("the offline delivery service refused the message"))
+            guard !options.expressNodes.isEmpty else { throw .friendOffline(friend.description) }
+            receipts[id] = PendingReceipt(to: friend, sentAt: clock.now)
+            counters.messagesSent += 1
+            finishReceipt(id, await depositOffline(data, extension: ext, to: friend))
             return id
         }
         var queue = outgoing[number] ?? OutgoingQueue()
@@ -42,7 +47,8 @@ extension Carrier {
             }
         }
         outgoing[number] = queue
-        receipts[id] = PendingReceipt(to: friend)
+        receipts[id] = PendingReceipt(
+            to: friend, sentAt: clock.now, payload: options.expressNodes.isEmpty ? nil : (ext, data))
         counters.messagesSent += 1
         flushOutgoing()
         noteActivity()
@@ -70,8 +76,11 @@ extension Carrier {
     }
 
     /// Hands a received message to the application; returns why it was refused, if it was.
-    func deliverMessage(from friend: UserId, ext: String?, data: [UInt8]) -> String? {
-        let event = CarrierEvent.message(from: friend, extension: ext, data: data, timestamp: Date(), offline: false)
+    func deliverMessage(
+        from friend: UserId, ext: String?, data: [UInt8], timestamp: Date = Date(), offline: Bool = false
+    ) -> String? {
+        let event = CarrierEvent.message(
+            from: friend, extension: ext, data: data, timestamp: timestamp, offline: offline)
         guard let ext else {
             counters.messagesReceived += 1
             emit(event)

@@ -60,6 +60,12 @@ public actor Carrier {
     var incomingFiles: [FileTransferKey: IncomingFile] = [:]
     var fileSlots: [FileSlot: FileTransferKey] = [:]
 
+    // Express (Carrier+Express.swift)
+    var offlineInbox: OfflineInbox
+    var pulling = false
+    var pullAgain = false
+    var nextPull: ContinuousClock.Instant?
+
     struct FriendState {
         var number: UInt32
         var link: FriendLink?
@@ -123,6 +129,7 @@ public actor Carrier {
             limits: .init(maxTotal: Self.maxMessageSize, timeout: options.fragmentTimeout))
         inviteAssembler = FragmentAssembler(limits: limits)
         replyAssembler = FragmentAssembler(limits: limits)
+        offlineInbox = OfflineInbox(dataDirectory: options.dataDirectory)
         ToxEventBuffer.install(on: tox)
         var labels: [UserId: String] = [:]
         for (text, label) in saved?.extra.labels ?? [:] {
@@ -195,6 +202,7 @@ public actor Carrier {
         flushOutgoing()
         flushFileChunks()
         expire(now: clock.now)
+        pullIfDue(now: clock.now)
         if dirty { try? persist() }
         checkWaiters()
     }

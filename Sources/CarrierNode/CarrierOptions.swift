@@ -31,20 +31,17 @@ public struct CarrierOptions: Sendable {
     public var idleInterval: Duration = .milliseconds(20)
     /// A file offered by a friend that is larger than this is refused at once.
     public var maxIncomingFileSize: UInt64 = 1 << 40
-    /// Where messages go when the friend is offline (Express, in a later version).
-    public var offlineDelivery: (any OfflineDelivery)?
+    /// Express nodes for offline delivery and TURN credentials, tried in order.
+    public var expressNodes: [ExpressNode] = []
+    /// How often the node pulls its offline messages (also on start and when a friend connects).
+    public var expressPullInterval: Duration = .seconds(300)
+    /// A message whose receipt has not come by then goes to Express too (receipt `.offline`).
+    public var offlineFallbackAfter: Duration = .seconds(30)
 
     public init(dataDirectory: String? = nil, bootstrapNodes: [BootstrapNode] = []) {
         self.dataDirectory = dataDirectory
         self.bootstrapNodes = bootstrapNodes
     }
-}
-
-/// Stores a message for a friend who is offline and delivers it later.
-/// The node calls it instead of failing when the friend is not connected.
-public protocol OfflineDelivery: Sendable {
-    /// Returns true once the message is stored (the receipt is then `.offline`).
-    func store(_ data: [UInt8], extension: String?, to friend: UserId, from me: UserId) async -> Bool
 }
 
 /// A node to join the network through: its host, UDP/TCP port and DHT key.
@@ -102,9 +99,11 @@ public struct BootstrapNode: Equatable, Sendable, Codable, CustomStringConvertib
 }
 
 /// The JSON config file of `--config FILE`:
-/// `{"bootstrap":[{"host":"127.0.0.1","port":33445,"publicKey":"<base58>"}],"udp":true,"loopbackOnly":false}`.
+/// `{"bootstrap":[{"host":"127.0.0.1","port":33445,"publicKey":"<base58>"}],"udp":true,"loopbackOnly":false,
+///   "express":[{"host":"127.0.0.1","port":8080,"publicKey":"<base58>"}]}`.
 public struct NetworkConfig: Codable, Sendable {
     public var bootstrap: [BootstrapNode]
+    public var express: [ExpressNode]?
     public var udp: Bool?
     public var loopbackOnly: Bool?
 

@@ -74,31 +74,7 @@ struct NodeStore {
     func save(_ contents: Contents) throws(CarrierError) {
         try ensureDirectory()
         let bytes = Self.encode(contents)
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .storage("cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        var written = 0
-        let ok = bytes.withUnsafeBytes { buffer -> Bool in
-            while written < buffer.count {
-                let count = write(fd, buffer.baseAddress! + written, buffer.count - written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                written += count
-            }
-            return fsync(fd) == 0
-        }
-        close(fd)
-        guard ok, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw .storage("cannot write \(path): \(String(cString: strerror(errno)))")
-        }
-        let directoryFd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFd >= 0 {
-            fsync(directoryFd)
-            close(directoryFd)
-        }
+        try DurableFile.write(path, bytes, in: directory)
     }
 
     private func ensureDirectory() throws(CarrierError) {

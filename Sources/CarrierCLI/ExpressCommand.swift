@@ -1,0 +1,73 @@
+import CarrierNode
+import ExpressServer
+import Foundation
+
+struct ExpressCommand: Command {
+    static let name = "express"
+    static let summary = "run an Express node: offline messages for friends, and TURN credentials"
+    static let help = """
+        Usage: carrier express [--host 127.0.0.1] [--port N] [--db FILE]
+                               [--turn-secret FILE --turn-url URL [--turn-ttl SECONDS]]
+
+        Runs an Express node until Ctrl-C and prints one line, HOST:PORT:KEY, to
+        pass to other commands as --express. Nodes store sealed messages for
+        friends who are offline here (only the recipient can open them; this
+        node learns sender, recipient, size and time) and hand them over when
+        the recipient pulls. Every request is signed by its user's identity key
+        and every answer by this node's key (docs/express.md).
+
+          --host HOST          IPv4 address to listen on (default 127.0.0.1)
+          --port N             TCP port (default: a free one)
+          --db FILE            SQLite database: messages and this node's key survive
+                               restarts (default: in memory, a new key each start)
+          --quota N            messages waiting per recipient (default 1000)
+          --max-age SECONDS    a message not pulled by then is deleted (default 14 days)
+          --turn-secret FILE   coturn's static-auth-secret (first line of FILE): this
+                               node then issues time-limited TURN credentials
+          --turn-url URL       the TURN server to hand out, e.g. turn:127.0.0.1:3478
+                               (repeatable)
+          --turn-ttl SECONDS   how long a TURN credential lasts (default 86400)
+        """
+    static let valued: Set<String> = [
+        "--host", "--port", "--db", "--quota", "--max-age", "--turn-secret", "--turn-url", "--turn-ttl",
+    ]
+
+    static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
+        _ = try arguments.positionals(0...0, usage: "carrier express [--host H] [--port N] [--db FILE]")
+        let host = arguments.value("--host") ?? "127.0.0.1"
+        let port = try arguments.port("--port") ?? 0
+        var configuration = ExpressService.Configuration(databasePath: arguments.value("--db"))
+        if let quota = arguments.value("--quota") {
+            guard let value = Int(quota), value > 0 else { throw UsageError("--quota takes a positive number") }
+            configuration.messagesPerRecipient = value
+        }
+        if arguments.value("--max-age") != nil {
+            configuration.maxAgeSeconds = Int64(try arguments.seconds("--max-age", default: 0).inSeconds)
+        }
+        let urls = arguments.all("--turn-url")
+        switch (arguments.value("--turn-secret"), urls.isEmpty) {
+        case (let path?, false):
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+                let secret = text.split(whereSeparator: \.isNewline).first.map(String.init), !secret.isEmpty
+            else { throw UsageError("cannot read a secret from the first line of \(path)") }
+            let ttl = Int64(try arguments.seconds("--turn-ttl", default: 86_400).inSeconds)
+            configuration.turn = TurnIssuer(urls: urls, secret: secret, lifetimeSeconds: ttl)
+        case (nil, true):
+            break
+        default:
+            throw UsageError("--turn-secret and --turn-url go together")
+        }
+        let server: ExpressServer
+        do { server = try ExpressServer(host: host, port: port, configuration: configuration) } catch {
+            throw CarrierError.invalidArgument("cannot start the Express node: \(error)")
+        }
+        let entry = server.entry.description
+        global.output.result(entry, ["express": entry])
+        global.output.log(
+            "Express node on \(host):\(server.server.port)\(configuration.turn == nil ? "" : ", issuing TURN credentials"); Ctrl-C to stop"
+        )
+        await Termination.wait()
+        server.stop()
+        return 0
+    }
+}

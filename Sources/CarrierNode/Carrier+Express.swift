@@ -1,0 +1,165 @@
+import Foundation
+
+/// Offline delivery through Express nodes (`CarrierOptions.expressNodes`,
+/// protocol in `ExpressProtocol`, docs/express.md).
+///
+/// Out: a message to a friend who is offline, or whose receipt has not come
+/// within `offlineFallbackAfter`, is sealed to the friend and stored on the
+/// first Express node that takes it; its receipt is `.offline`. A friend
+/// request also goes to Express, for a recipient that is offline.
+/// In: on start, when a friend connects and every `expressPullInterval`,
+/// the node pulls its records from each Express node, keeps them in the
+/// `OfflineInbox` (on disk), deletes them on the node, then hands them to the
+/// application in order (`.message(…, offline: true)` with the sender's time).
+extension Carrier {
+    /// Test hook: stop a pull after its records are kept locally, before they
+    /// are deleted on Express and delivered (what a crash there would leave).
+    nonisolated(unsafe) static var stopPullAfterKeepingForTests = false
+
+    var expressClient: ExpressClient? {
+        options.expressNodes.isEmpty
+            ? nil : ExpressClient(nodes: options.expressNodes, userId: userId, secretKey: exportSecretKey())
+    }
+
+    /// Seals `data` for `friend` and stores it on Express; the receipt's state.
+    func depositOffline(_ data: [UInt8], extension ext: String?, to friend: UserId) async -> ReceiptState {
+        guard let client = expressClient else { return .error("no Express node is configured") }
+        let id = (0..<SealedMessage.idSize).map { _ in UInt8.random(in: 0...255) }
+        let message = SealedMessage(
+            kind: .message, id: id, timestamp: UInt64(Date().timeIntervalSince1970 * 1000), ext: ext, data: data)
+        guard let sealed = message.seal(to: friend, senderSecretKey: client.secretKey) else {
+            return .error("cannot seal the message")
+        }
+        do {
+            try await client.deposit(sealed, to: friend, id: id)
+            return .offline
+        } catch {
+            return .error("the friend is offline and Express did not store the message: \(error)")
+        }
+    }
+
+    /// Also leaves a friend request on Express, for a recipient who is offline now.
+    func depositFriendRequest(_ payload: [UInt8], to address: CarrierAddress) {
+        guard let client = expressClient else { return }
+        let id = (0..<SealedMessage.idSize).map { _ in UInt8.random(in: 0...255) }
+        let request = SealedMessage(
+            kind: .friendRequest, id: id, timestamp: UInt64(Date().timeIntervalSince1970 * 1000), ext: nil,
+            data: payload, nospam: address.nospam)
+        guard let sealed = request.seal(to: address.userId, senderSecretKey: client.secretKey) else { return }
+        Task { try? await client.deposit(sealed, to: address.userId, id: id) }
+    }
+
+    /// Messages whose receipt is late go to Express (once); their receipt is then `.offline`.
+    func fallBackToExpress(now: ContinuousClock.Instant) {
+        guard !options.expressNodes.isEmpty else { return }
+        for (id, pending) in receipts where !pending.fallingBack && now - pending.sentAt > options.offlineFallbackAfter
+        {
+            guard let payload = pending.payload else { continue }
+            receipts[id]?.fallingBack = true
+            Task {
+                let state = await self.depositOffline(payload.data, extension: payload.ext, to: pending.to)
+                // Only an Express receipt replaces the wait; a failure leaves the direct path its deadline.
+                if state == .offline { await self.finishReceipt(id, .offline) }
+            }
+        }
+    }
+
+    // MARK: Pulling
+
+    /// Pulls now unless a pull is running (then once more after it).
+    func requestPull() {
+        guard !options.expressNodes.isEmpty, !killed else { return }
+        if pulling {
+            pullAgain = true
+            return
+        }
+        pulling = true
+        nextPull = clock.now + options.expressPullInterval
+        Task { await self.pullEveryNode() }
+    }
+
+    func pullIfDue(now: ContinuousClock.Instant) {
+        guard isReady, let due = nextPull, now >= due else { return }
+        requestPull()
+    }
+
+    private func pullEveryNode() async {
+        guard let client = expressClient else { return }
+        for node in client.nodes {
+            var after: UInt64 = 0
+            // Bounded: at most 100 batches per node in one pull.
+            for _ in 0..<100 {
+                guard let (records, more) = try? await client.pull(after: after, from: node), !killed else { break }
+                guard let last = records.last?.seq else { break }
+                keepOffline(records)
+                if Self.stopPullAfterKeepingForTests { return }
+                try? await client.delete(through: last, on: node)
+                after = last
+                if !more { break }
+            }
+        }
+        deliverOfflineInbox()
+        pulling = false
+        if pullAgain {
+            pullAgain = false
+            requestPull()
+        }
+    }
+
+    /// Opens each record and keeps what is for us and new; drops the rest, counted.
+    private func keepOffline(_ records: [ExpressProtocol.Record]) {
+        let secretKey = exportSecretKey()
+        for record in records {
+            guard let message = SealedMessage.open(record.sealed, from: record.sender, recipientSecretKey: secretKey)
+            else {
+                counters.malformedPackets += 1
+                drop(from: record.sender, "an offline message that does not open (not sealed by its sender for us)")
+                continue
+            }
+            do {
+                _ = try offlineInbox.add(sender: record.sender, sealed: record.sealed, id: message.id)
+            } catch {
+                // Not kept: it stays on Express and comes again with the next pull.
+                drop(from: record.sender, "cannot keep an offline message: \(error)")
+            }
+        }
+    }
+
+    /// Hands kept messages to the application in order, each once.
+    func deliverOfflineInbox() {
+        let secretKey = exportSecretKey()
+        for entry in offlineInbox.entries {
+            defer { offlineInbox.remove(entry) }
+            guard let message = SealedMessage.open(entry.sealed, from: entry.sender, recipientSecretKey: secretKey)
+            else { continue }
+            let sentAt = Date(timeIntervalSince1970: Double(message.timestamp) / 1000)
+            switch message.kind {
+            case .message:
+                guard friends[entry.sender] != nil else {
+                    drop(from: entry.sender, "an offline message from someone who is not a friend")
+                    continue
+                }
+                _ = deliverMessage(
+                    from: entry.sender, ext: message.ext, data: message.data, timestamp: sentAt, offline: true)
+            case .friendRequest:
+                guard friends[entry.sender] == nil, message.nospam == nospam(),
+                    case .friendRequest(let request)? = try? WirePacket.decode(message.data)
+                else { continue }
+                emit(
+                    .friendRequest(
+                        from: entry.sender, name: request.name, description: request.description, hello: request.hello))
+            }
+        }
+    }
+
+    /// TURN credentials from the first Express node that issues them.
+    public func turnServerInfo() async throws(CarrierError) -> TurnServerInfo {
+        guard let client = expressClient else {
+            throw .invalidArgument(
+                "no Express node is configured (--express HOST:PORT:KEY) to ask for TURN credentials")
+        }
+        do { return try await client.turnServer() } catch {
+            throw .timedOut("no TURN credentials from Express: \(error)")
+        }
+    }
+}
