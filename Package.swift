@@ -193,7 +193,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["TestSupport", "RtcPeer", "RtcMediaFiles"],
+            dependencies: ["TestSupport", "RtcPeer", "RtcMediaFiles", "ExpressServer", "CarrierNode"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

@@ -152,14 +152,25 @@ extension Carrier {
         }
     }
 
-    /// TURN credentials from the first Express node that issues them.
+    /// TURN credentials from the first Express node that issues them; kept
+    /// and reused until a quarter of their lifetime is left.
     public func turnServerInfo() async throws(CarrierError) -> TurnServerInfo {
+        let now = Int64(Date().timeIntervalSince1970)
+        if let cached = turnCache, cached.fetched + (cached.info.expires - cached.fetched) * 3 / 4 > now {
+            return cached.info
+        }
         guard let client = expressClient else {
             throw .invalidArgument(
                 "no Express node is configured (--express HOST:PORT:KEY) to ask for TURN credentials")
         }
-        do { return try await client.turnServer() } catch {
+        do {
+            let info = try await client.turnServer()
+            turnCache = (info, now)
+            return info
+        } catch {
             throw .timedOut("no TURN credentials from Express: \(error)")
         }
     }
+
+    public var hasExpress: Bool { !options.expressNodes.isEmpty }
 }

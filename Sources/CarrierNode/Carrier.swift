@@ -65,6 +65,7 @@ public actor Carrier {
     var pulling = false
     var pullAgain = false
     var nextPull: ContinuousClock.Instant?
+    var turnCache: (info: TurnServerInfo, fetched: Int64)?
 
     struct FriendState {
         var number: UInt32

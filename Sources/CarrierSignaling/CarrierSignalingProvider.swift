@@ -7,7 +7,9 @@ import RtcPeer
 /// with the JSON as its data, and every signal received is answered with a
 /// reply (status 0, data "data"), without which the sender would wait out
 /// the invite timeout. Invites only come from friends (the node drops the
-/// rest), and a signal must fit the 8 KB invite limit.
+/// rest), and a signal must fit the 8 KB invite limit. When the node knows
+/// Express nodes, every call also gets the TURN server they hand out, with
+/// fresh time-limited credentials (`Carrier.turnServerInfo`).
 public final class CarrierSignalingProvider: SignalingProvider, Sendable {
     public static let extensionName = "carrier"
     public let carrier: Carrier
@@ -20,6 +22,8 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
     public init(carrier: Carrier, iceServers: [PeerConfiguration.IceServer] = []) async throws {
         self.carrier = carrier
         extraServers = iceServers
+        // Fetched now so that the first call does not wait for it.
+        if await carrier.hasExpress { _ = try? await carrier.turnServerInfo() }
         let invites = try await carrier.registerExtension(Self.extensionName)
         let (stream, continuation) = AsyncStream<SignalingInput>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         self.stream = stream
@@ -58,7 +62,13 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
 
     public func inputs() async -> AsyncStream<SignalingInput> { stream }
 
-    public func iceServers() async -> [PeerConfiguration.IceServer] { extraServers }
+    public func iceServers() async -> [PeerConfiguration.IceServer] {
+        guard await carrier.hasExpress, let turn = try? await carrier.turnServerInfo() else { return extraServers }
+        return extraServers
+            + turn.urls.map {
+                PeerConfiguration.IceServer(url: $0, username: turn.username, credential: turn.credential)
+            }
+    }
 
     /// Only friends may call (the node delivers only their invites; this also guards `makeCall`).
     public func isFriend(_ peer: String) async -> Bool {

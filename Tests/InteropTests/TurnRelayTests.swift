@@ -1,3 +1,5 @@
+import CarrierNode
+import ExpressServer
 import Foundation
 import TestSupport
 import Testing
@@ -36,4 +38,32 @@ import Testing
     @Test func fiftyMegabytesOverTurnUdp() async throws { try await transfer(megabytes: 50, transport: "udp") }
 
     @Test func fileOverTurnTcp() async throws { try await transfer(megabytes: 5, transport: "tcp") }
+
+    /// Credentials as an Express node issues them (`TurnIssuer`), but expired:
+    /// coturn refuses them, so a relay-only connection never forms.
+    @Test func anExpiredCredentialIsRefusedByCoturn() async throws {
+        let turn = try await CoturnServer()
+        let root = temporaryDirectory("turn-expired")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let user = try #require(UserId(publicKey: [UInt8](repeating: 9, count: 32)))
+        let now = Int64(Date().timeIntervalSince1970)
+        let expired = TurnIssuer(urls: [], secret: turn.secret, lifetimeSeconds: -60).credentials(for: user, now: now)
+        let valid = TurnIssuer(urls: [], secret: turn.secret).credentials(for: user, now: now)
+        #expect(expired.username == "\(now - 60):\(user)")
+        let file = try WiredPeers.randomFile(root, megabytes: 1)
+        for (credentials, shouldConnect) in [(expired, false), (valid, true)] {
+            let (status, _) = try await WiredPeers.run(
+                WiredPeers.carrier([
+                    "rtc", "offer", "--relay-only", "--host-ip", "127.0.0.1", "--turn", "turn:127.0.0.1:\(turn.port)",
+                    "--turn-user", credentials.username, "--turn-pass", credentials.credential, "--send-file", file,
+                    "--timeout", "8",
+                ]),
+                WiredPeers.carrier([
+                    "rtc", "answer", "--host-ip", "127.0.0.1", "--receive-dir", root + "/in-\(shouldConnect)",
+                    "--timeout", "8",
+                ]), logs: root + "/log")
+            #expect((status == 0) == shouldConnect, "relay with \(shouldConnect ? "valid" : "expired") credentials")
+        }
+        await turn.stop()
+    }
 }
