@@ -20,7 +20,8 @@ if bad:
 keys = [("joinMs", "join the network (ms)"), ("friendMs", "friend request to connected (ms)"),
         ("directLinkMs", "then direct UDP link (ms)"), ("messageMs", "message with receipt (ms)"),
         ("bulkMs", "1 MB bulk message (ms)"), ("bulkMBps", "1 MB bulk message (MB/s)"),
-        ("fileToFriendMs", "4 MB file to a friend (ms)"), ("fileToFriendMBps", "4 MB file to a friend (MB/s)")]
+        ("fileToFriendMs", "4 MB file to a friend (ms)"), ("fileToFriendMBps", "4 MB file to a friend (MB/s)"),
+        ("offlineDeliverMs", "back online to offline message (ms)")]
 print("%-36s %10s %10s %10s" % ("node, %d runs on 127.0.0.1" % len(rows), "median", "min", "max"))
 for key, label in keys:
     values = [r[key] for r in rows]

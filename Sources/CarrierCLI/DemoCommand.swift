@@ -1,5 +1,6 @@
 import AsyncExtras
 import CarrierNode
+import ExpressServer
 import Foundation
 
 /// The node part of the demo: everything on 127.0.0.1 in one process.
@@ -11,8 +12,9 @@ struct DemoCommand: Command {
 
         Starts a bootstrap node and two peers (Alice and Bob) on 127.0.0.1 in one
         process, befriends them, sends a message and a 1 MB bulk message with
-        receipts and a 4 MB file (toxcore's file transfer, checked by Bob), then
-        Alice calls Bob: the media/ files flow both ways (Alice
+        receipts and a 4 MB file (toxcore's file transfer, checked by Bob); Bob
+        goes offline, Alice's message waits on an Express node (sealed for Bob),
+        Bob comes back and receives it; then Alice calls Bob: the media/ files flow both ways (Alice
         sends WAV and Y4M, encoded to Opus and VP8; Bob sends Ogg Opus and IVF as
         they are), Alice sends an 8 MB file over the data channel, both record, and
         the recordings are checked against their sources. Prints each step with its
@@ -64,16 +66,29 @@ struct DemoCommand: Command {
         let entry = BootstrapNode(host: "127.0.0.1", port: port, publicKey: await bootstrap.dhtKey())
         record("bootstrapMs", "bootstrap node", since: started, entry.description)
 
+        started = ContinuousClock.now
+        let express = try ExpressServer(configuration: .init(databasePath: root + "-express.db"))
+        defer {
+            express.stop()
+            for suffix in ["", "-wal", "-shm"] {
+                try? FileManager.default.removeItem(atPath: root + "-express.db" + suffix)
+            }
+        }
+        record("expressMs", "Express node", since: started, express.entry.description)
+
         func peer(_ name: String) throws -> Carrier {
             var options = CarrierOptions(dataDirectory: root + "/" + name, bootstrapNodes: [entry])
             options.loopbackOnly = true
+            options.expressNodes = [express.entry]
             return try Carrier(options: options)
         }
         let alice = try peer("alice")
-        let bob = try peer("bob")
-        let nodes = [bootstrap, alice, bob]
+        var bob = try peer("bob")
+        var nodes = [bootstrap, alice, bob]
         do {
             var summary = try await story(alice: alice, bob: bob, record: record, started: &started)
+            bob = try await DemoOffline.story(alice: alice, bob: bob, comeBack: { try peer("bob") }, record: record)
+            nodes.append(bob)
             summary.merge(
                 try await DemoCall.story(
                     alice: alice, bob: bob, recordings: recordings, seconds: callSeconds, record: record)

@@ -73,7 +73,8 @@ import Testing
         #expect(summary["recordings"] as? String == recordings)
         #expect(FileManager.default.fileExists(atPath: recordings + "/bob-heard/video.y4m"))
         for key in [
-            "joinMs", "friendMs", "messageMs", "bulkMs", "bulkMBps", "fileToFriendMs", "fileToFriendMBps", "callMs",
+            "joinMs", "friendMs", "messageMs", "bulkMs", "bulkMBps", "fileToFriendMs", "fileToFriendMBps",
+            "offlineDeliverMs", "callMs",
             "fileMs",
             "mediaMs", "verifyMs",
         ] {
