@@ -46,7 +46,8 @@ extension Carrier {
             kind: .friendRequest, id: id, timestamp: UInt64(Date().timeIntervalSince1970 * 1000), ext: nil,
             data: payload, nospam: address.nospam)
         guard let sealed = request.seal(to: address.userId, senderSecretKey: client.secretKey) else { return }
-        Task { try? await client.deposit(sealed, to: address.userId, id: id) }
+        // `stop()` waits for it (bounded by the HTTP timeout), so a node that stops right away still leaves it.
+        deposits.append(Task { try? await client.deposit(sealed, to: address.userId, id: id) })
     }
 
     /// Messages whose receipt is late go to Express (once); their receipt is then `.offline`.

@@ -66,6 +66,7 @@ public actor Carrier {
     var pullAgain = false
     var nextPull: ContinuousClock.Instant?
     var turnCache: (info: TurnServerInfo, fetched: Int64)?
+    var deposits: [Task<Void, Never>] = []
 
     struct FriendState {
         var number: UInt32
@@ -165,6 +166,8 @@ public actor Carrier {
         running = false
         waker.wake()
         await loopTask?.value
+        for deposit in deposits { await deposit.value }
+        deposits = []
         loopTask = nil
         if dirty { try? persist() }
         failEverythingPending(reason: "the node stopped")

@@ -162,3 +162,31 @@ final class MessageLog: @unchecked Sendable {
     }
     var items: [(String, Date)] { lock.withLock { stored } }
 }
+
+/// A friend request to someone who is offline, from someone who then goes
+/// offline too: only Express can carry it.
+@Suite(.timeLimit(.minutes(5))) struct ExpressFriendRequestTests {
+    @Test func aFriendRequestWaitsOnExpressForAnOfflineAddress() async throws {
+        let net = try await TestNetwork.shared()
+        let server = try ExpressServer(configuration: .init())
+        let requester = try ExpressDeliveryTests.Pair.node(
+            "requester", root: net.root, entry: net.entry, express: [server.entry])
+        let away = try ExpressDeliveryTests.Pair.node("away", root: net.root, entry: net.entry, express: [server.entry])
+        let address = await away.address()
+        try await requester.start()
+        #expect(await requester.waitUntilReady(timeout: .seconds(60)))
+        try await requester.addFriend(address: address.description, hello: "found you on Express")
+        await requester.stop()
+
+        let events = await away.events()
+        try await away.start()
+        let requesterId = requester.userId
+        let hello = await events.first(within: .seconds(60)) { event -> String? in
+            if case .friendRequest(requesterId, _, _, let hello) = event { return hello }
+            return nil
+        }
+        #expect(hello == "found you on Express")
+        await away.stop()
+        server.stop()
+    }
+}
