@@ -24,6 +24,12 @@ extension Carrier {
             emit(.friendPresence(friend, presence))
         case .friendStatusMessage(let number, let bytes):
             guard let friend = friendIds[number] else { return }
+            // toxcore sends the status message on every connection: empty from a
+            // node that never set its user info, which is no info, not a bad packet.
+            guard !bytes.isEmpty else {
+                friends[friend]?.info = UserInfo()
+                return
+            }
             guard case .userInfo(let info)? = try? WirePacket.decode(bytes) else {
                 counters.malformedPackets += 1
                 return drop(from: friend, "friend info that does not decode")

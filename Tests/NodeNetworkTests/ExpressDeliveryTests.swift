@@ -41,7 +41,16 @@ import Testing
             try await recipient.start()
             #expect(await sender.waitUntilReady(timeout: .seconds(60)))
             #expect(await recipient.waitUntilReady(timeout: .seconds(60)))
+            let recipientEvents = await recipient.events()
             try await TestNetwork.befriend(sender, recipient)
+            // Neither set user info: their empty status messages are not bad packets.
+            let senderId = sender.userId
+            let dropped = await recipientEvents.first(within: .seconds(2)) { event -> String? in
+                if case .dropped(senderId?, let reason) = event { return reason }
+                return nil
+            }
+            #expect(dropped == nil)
+            #expect(await recipient.stats().malformedPackets == 0)
             let pair = Pair(
                 sender: sender, recipientName: "recipient-\(tag)", recipientId: recipient.userId, root: net.root,
                 entry: net.entry, express: express)
