@@ -37,6 +37,7 @@ bench: setup
 	bash scripts/bench.sh .build/release/carrier
 	python3 scripts/bench_transport.py .build/release/carrier
 	python3 scripts/bench_media.py .build/release/carrier
+	python3 scripts/bench_friend_file.py .build/release/carrier
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests
