@@ -65,6 +65,16 @@ extension Carrier {
         }
     }
 
+    /// For tests: records a message to `friend` as sent `ago` without a receipt
+    /// (as a friend that stopped answering would leave it); returns its id.
+    func pretendSentWithoutReceipt(_ data: [UInt8], to friend: UserId, ago: Duration) -> MessageId {
+        let id = nextMessageId
+        nextMessageId = nextMessageId == .max ? 1 : nextMessageId + 1
+        receipts[id] = PendingReceipt(to: friend, sentAt: clock.now - ago, payload: (nil, data))
+        noteActivity()
+        return id
+    }
+
     // MARK: Pulling
 
     /// Pulls now unless a pull is running (then once more after it).

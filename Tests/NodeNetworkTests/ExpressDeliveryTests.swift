@@ -121,6 +121,31 @@ import Testing
         server?.stop()
     }
 
+    /// A friend who looks online but sends no receipt: after
+    /// `offlineFallbackAfter` the message goes to Express (receipt offline) and
+    /// the friend gets it from there.
+    @Test func aMessageWhoseReceiptIsLateGoesToExpress() async throws {
+        let net = try await TestNetwork.shared()
+        let server = try ExpressServer(configuration: .init())
+        let (pair, recipient) = try await Pair.make(net, tag: "late", express: [server.entry])
+        let events = await pair.sender.events()
+        // As if the message had gone out 31 s ago and no receipt had come.
+        let id = await pair.sender.pretendSentWithoutReceipt(
+            Array("late one".utf8), to: pair.recipientId, ago: .seconds(31))
+        let state = await events.first(within: .seconds(30)) { event -> ReceiptState? in
+            if case .receipt(id, _, let state) = event { return state }
+            return nil
+        }
+        #expect(state == .offline)
+        let inbox = await recipient.events()
+        await recipient.requestPull()
+        let received = await Self.offlineTexts(inbox, from: pair.sender.userId, within: .seconds(30), until: 1)
+        #expect(received.map(\.0) == ["late one"])
+        await recipient.stop()
+        await pair.sender.stop()
+        server.stop()
+    }
+
     /// The recipient "dies" after keeping the pulled records and before deleting
     /// them on Express: started again, it delivers each message exactly once.
     @Test func aCrashBetweenPullAndDeleteDeliversOnce() async throws {

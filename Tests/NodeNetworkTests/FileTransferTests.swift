@@ -199,6 +199,46 @@ import Testing
         #expect(sent.last == .finished(key, .completed(path: nil, bytes: 12_000_000)))
         #expect(sent.filter(\.isFinished).count == 1)
     }
+
+    /// The sender's process goes away mid-transfer; started again, it sends the
+    /// same file once more and the receiver, which kept its bytes, carries on
+    /// from them without asking its application again.
+    @Test func aTransferCutByTheSendersRestartResumes() async throws {
+        let net = try await TestNetwork.shared()
+        let fred = try TestNetwork.peer("fred", root: net.root, entry: net.entry)
+        try await fred.start()
+        #expect(await fred.waitUntilReady(timeout: .seconds(60)))
+        try await TestNetwork.befriend(fred, net.bob)
+        let (source, payload) = try makeFile(bytes: 12_000_000, name: "from-fred.bin")
+        let inbox = temporaryDirectory()
+        let bobEvents = await net.bob.events()
+        let receiving = Task {
+            await collect(bobEvents, until: .seconds(240), accept: net.bob, into: inbox) { $0.friend == fred.userId }
+        }
+        let key = try await fred.sendFile(at: source, to: net.bob.userId)
+        let incoming = FileTransferKey(friend: fred.userId, sha256: key.sha256, outgoing: false)
+        #expect(await waitForProgress(net.bob, incoming, atLeast: 1_000_000))
+        let oldPort = try #require(await fred.udpPort())
+        await fred.stop()
+
+        let fresh = oldPort < 40000 ? UInt16(46000)...UInt16(46999) : UInt16(35400)...UInt16(35799)
+        let again = try TestNetwork.peer("fred", root: net.root, entry: net.entry, ports: fresh)
+        try await again.start()
+        #expect(await again.waitUntilConnected(to: net.bob.userId, timeout: .seconds(90)))
+        #expect(try await again.sendFile(at: source, to: net.bob.userId) == key)
+        let received = await receiving.value
+        await again.stop()
+
+        #expect(received.filter { if case .offered = $0 { true } else { false } }.count == 1)
+        #expect(received.contains(.interrupted(incoming, reason: "the friend went offline")))
+        let offsets = received.compactMap { if case .accepted(_, let offset) = $0 { offset } else { nil } }
+        #expect(offsets.count == 2 && offsets[0] == 0 && offsets[1] >= 1_000_000, "accepted at \(offsets)")
+        guard case .finished(_, .completed(let path?, _))? = received.last else {
+            Issue.record("receiver ended with \(String(describing: received.last))")
+            return
+        }
+        #expect(FileManager.default.contents(atPath: path) == Data(payload))
+    }
 }
 
 // MARK: Helpers
