@@ -35,6 +35,8 @@ public actor PeerConnection {
     private var transceivers: [Transceiver] = []
     private var dataMid: String?
     private var nextMid = 0
+    /// Remote candidates not used, by reason (`PeerStats.droppedCandidates`).
+    private var droppedCandidates: [String: Int] = [:]
     private let sessionId = UInt64.random(in: 1...(UInt64(Int64.max)))
     private var sessionVersion: UInt64 = 1
     private var localDescription: SessionDescription?
@@ -315,10 +317,10 @@ public actor PeerConnection {
         updateRtpPaths()
         learnRouting(from: description)
         for media in description.media where !media.isRejected {
-            for candidate in media.candidates { try? transport.ice.addRemoteCandidate(candidate.description) }
+            for candidate in media.candidates { addScreened(candidate.description) }
             if media.isDataChannel { remoteMaxMessageSize = media.maxMessageSize ?? 65536 }
         }
-        for line in pendingRemoteCandidates { try? transport.ice.addRemoteCandidate(line) }
+        for line in pendingRemoteCandidates { addScreened(line) }
         pendingRemoteCandidates = []
         if description.media.contains(where: \.endOfCandidates) { transport.ice.remoteCandidatesComplete() }
         if isAnswer {
@@ -336,12 +338,50 @@ public actor PeerConnection {
             return
         }
         guard remoteDescription != nil else {
-            if pendingRemoteCandidates.count < 256 { pendingRemoteCandidates.append(line) }
+            // Held until the description comes (trickle may race it), within bounds.
+            guard pendingRemoteCandidates.count < 256 else {
+                countDropped("more than 256 candidates before a description")
+                throw .invalidState("more than 256 candidates came before any description; dropped")
+            }
+            pendingRemoteCandidates.append(line)
             return
         }
-        do { try transport.ice.addRemoteCandidate(line) } catch {
-            throw .badDescription("unusable candidate \(line.prefix(100))")
+        if let reason = addScreened(line) {
+            throw .badDescription("unusable candidate \(line.prefix(100)): \(reason)")
         }
+    }
+
+    /// Adds a remote candidate after `RemoteCandidateScreen`: IP literals at
+    /// once, host names once resolved (off the actor); what cannot be used is
+    /// counted by reason. Returns the reason when it was dropped at once.
+    @discardableResult
+    private func addScreened(_ line: String) -> String? {
+        switch RemoteCandidateScreen.screen(line) {
+        case .use(let text):
+            do { try transport.ice.addRemoteCandidate(text) } catch {
+                countDropped("refused by ICE (component or transport not used)")
+                return "refused by ICE"
+            }
+            return nil
+        case .drop(let reason):
+            countDropped(reason)
+            return reason
+        case .resolve(var candidate, let host):
+            Task { [weak self] in
+                guard let address = await RemoteCandidateScreen.resolve(host) else {
+                    await self?.countDropped(
+                        host.hasSuffix(".local") ? "mDNS name did not resolve" : "host name did not resolve")
+                    return
+                }
+                candidate.address = address
+                await self?.addScreened(candidate.description)
+            }
+            return nil
+        }
+    }
+
+    private func countDropped(_ reason: String) {
+        droppedCandidates[reason, default: 0] += 1
     }
 
     /// The local description with the candidates gathered so far (for peers that do not trickle).
@@ -387,8 +427,21 @@ public actor PeerConnection {
 
     /// The answerer takes the offer's sections: existing mids keep their
     /// transceiver, new audio/video sections get one, the data section is noted.
+    /// Linear in the number of sections: each mid is looked up in a
+    /// dictionary, and transceivers added before the offer wait in a queue per
+    /// kind (searching the lists for each section cost the cube of their number:
+    /// 9 s of CPU for 1,000 sections).
     private func adoptRemoteOffer(_ offer: SessionDescription) {
         var adopted: [Section] = []
+        var byMid: [String: Int] = [:]
+        for (index, transceiver) in transceivers.enumerated() { byMid[transceiver.info.mid] = index }
+        let offeredMids = Set(offer.media.compactMap(\.mid))
+        // Transceivers whose mid the offer does not name: they take the peer's mids, in order.
+        var unused: [MediaKind: [Int]] = [:]
+        for (index, transceiver) in transceivers.enumerated() where !offeredMids.contains(transceiver.info.mid) {
+            unused[transceiver.info.kind, default: []].append(index)
+        }
+        var nextUnused: [MediaKind: Int] = [:]
         for media in offer.media {
             guard let mid = media.mid else {
                 adopted.append(.rejected(media))
@@ -406,15 +459,16 @@ public actor PeerConnection {
                 continue
             }
             let index: Int
-            if let existing = transceivers.firstIndex(where: { $0.info.mid == mid }) {
+            let queued = unused[kind] ?? []
+            let position = nextUnused[kind] ?? 0
+            if let existing = byMid[mid] {
                 index = existing
-            } else if let unused = transceivers.firstIndex(where: { transceiver in
-                transceiver.info.kind == kind && !sectionsInclude(transceiver.info.mid, in: adopted)
-                    && !offer.media.contains { $0.mid == transceiver.info.mid }
-            }) {
+            } else if position < queued.count {
                 // A transceiver added before the offer arrived takes the peer's mid.
-                transceivers[unused].info.mid = mid
-                index = unused
+                index = queued[position]
+                nextUnused[kind] = position + 1
+                transceivers[index].info.mid = mid
+                byMid[mid] = index
             } else {
                 transceivers.append(
                     Transceiver(
@@ -423,6 +477,7 @@ public actor PeerConnection {
                             sendSsrc: UInt32.random(in: 1...UInt32.max)),
                         cname: cname))
                 index = transceivers.count - 1
+                byMid[mid] = index
                 SrtpSession.prepareInBackground()  // as in addTransceiver
             }
             transceivers[index].info.codec = codec
@@ -452,13 +507,6 @@ public actor PeerConnection {
                     sends: info.direction == .sendrecv || info.direction == .sendonly,
                     midExtensionId: transceiver.midExtensionId)
             })
-    }
-
-    private func sectionsInclude(_ mid: String, in list: [Section]) -> Bool {
-        list.contains { section in
-            if case .media(let index) = section { return transceivers[index].info.mid == mid }
-            return false
-        }
     }
 
     static func answerDirection(ours: Direction, theirs: Direction) -> Direction {
@@ -868,7 +916,7 @@ public actor PeerConnection {
             simulatedDrops: counters.simulatedDrops, roundTripTime: roundTripTime,
             packetsLostByPeer: lostByPeer,
             inbound: reception.inbound,
-            selectedPair: transport.ice.selectedPair)
+            selectedPair: transport.ice.selectedPair, droppedCandidates: droppedCandidates)
     }
 
     /// Closes every channel and the transport, and frees what they hold.

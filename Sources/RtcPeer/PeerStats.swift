@@ -16,6 +16,9 @@ public struct PeerStats: Sendable, Equatable {
     public var inbound: [InboundStreamStats]
     /// The ICE pair in use (local and remote candidate lines).
     public var selectedPair: (local: String, remote: String)?
+    /// Remote candidates not used, by reason (an unresolved mDNS name, a
+    /// reserved `.invalid` host, a line that does not parse, …).
+    public var droppedCandidates: [String: Int] = [:]
 
     public struct InboundStreamStats: Sendable, Equatable {
         public var mid: String

@@ -7,6 +7,9 @@ struct SDPParser {
     private var lineText = ""
 
     static let maxLength = 256 * 1024
+    /// Browsers offer a few sections, a conference a few dozen; thousands only
+    /// cost the answerer (each becomes a transceiver with its SSRC and codec).
+    public static let maxMediaSections = 256
 
     mutating func parse(_ text: String) throws(SDPError) -> SessionDescription {
         guard text.utf8.count <= Self.maxLength else {
@@ -48,6 +51,9 @@ struct SDPParser {
                 current?.media.bandwidths.append(value)
             case "m":
                 if let done = current { media.append(try done.build(&self)) }
+                guard media.count < Self.maxMediaSections else {
+                    throw fail("more than \(Self.maxMediaSections) media sections")
+                }
                 current = MediaBuilder(media: try parseMediaLine(value))
             case "a":
                 let (name, attributeValue) = Self.splitAttribute(value)

@@ -1,0 +1,56 @@
+import Foundation
+import RtcSDP
+
+/// Decides what to do with a remote candidate before it reaches ICE: use it,
+/// resolve its host name first, or drop it with a reason that is counted
+/// (`PeerStats.droppedCandidates`). libnice takes IP literals only; browsers
+/// hide host addresses behind mDNS names (`<uuid>.local`), which need a
+/// resolver (nss-mdns) on this machine; `.invalid` names never resolve (RFC 6761).
+enum RemoteCandidateScreen {
+    enum Verdict: Equatable {
+        case use(String)
+        /// A host name to resolve (off the actor); the candidate is used with its address.
+        case resolve(Candidate, host: String)
+        case drop(reason: String)
+    }
+
+    static func screen(_ line: String) -> Verdict {
+        let text = line.hasPrefix("a=") ? String(line.dropFirst(2)) : line
+        guard let candidate = try? Candidate(parsing: text) else { return .drop(reason: "not a candidate line") }
+        if isAddressLiteral(candidate.address) { return .use(text) }
+        let host = candidate.address.lowercased()
+        if host.hasSuffix(".invalid") || host == "invalid" {
+            return .drop(reason: "reserved .invalid host name")
+        }
+        return .resolve(candidate, host: host)
+    }
+
+    static func isAddressLiteral(_ text: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+
+    /// The first address `host` resolves to, on a thread of the dispatch pool
+    /// (getaddrinfo blocks); nil if it does not resolve.
+    static func resolve(_ host: String) async -> String? {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async {
+                var hints = addrinfo()
+                hints.ai_family = AF_UNSPEC
+                hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+                var result: UnsafeMutablePointer<addrinfo>?
+                guard getaddrinfo(host, nil, &hints, &result) == 0, let first = result else {
+                    continuation.resume(returning: nil)
+                    return
+                }
+                defer { freeaddrinfo(result) }
+                var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+                let ok = getnameinfo(
+                    first.pointee.ai_addr, first.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0,
+                    NI_NUMERICHOST)
+                continuation.resume(returning: ok == 0 ? String(cString: buffer) : nil)
+            }
+        }
+    }
+}
