@@ -1,7 +1,7 @@
 /// `a=fingerprint:<hash> <AA:BB:...>` (RFC 8122 §5): the hash of the peer's
 /// DTLS certificate, checked against the certificate the handshake presents.
 public struct Fingerprint: Equatable, Hashable, Sendable, CustomStringConvertible {
-    /// Lower-cased hash function name: `sha-256`, `sha-384`, `sha-512`, `sha-1`.
+    /// Lower-cased hash function name: `sha-256`, `sha-384`, `sha-512`, `sha-1` (`accepted`).
     public var algorithm: String
     public var bytes: [UInt8]
 
@@ -9,6 +9,10 @@ public struct Fingerprint: Equatable, Hashable, Sendable, CustomStringConvertibl
         self.algorithm = algorithm.lowercased()
         self.bytes = bytes
     }
+
+    /// The hashes accepted, with their digest sizes: those RFC 8122 allows and
+    /// the DTLS layer can check (browsers send sha-256).
+    public static let accepted = ["sha-1": 20, "sha-256": 32, "sha-384": 48, "sha-512": 64]
 
     public init(parsing text: String) throws(SDPError) {
         let parts = text.trimmingWhitespace.split(separator: " ", omittingEmptySubsequences: true)
@@ -20,12 +24,17 @@ public struct Fingerprint: Equatable, Hashable, Sendable, CustomStringConvertibl
             bytes.append(byte)
         }
         let algorithm = parts[0].lowercased()
-        let expected = ["sha-1": 20, "sha-224": 28, "sha-256": 32, "sha-384": 48, "sha-512": 64][algorithm]
-        if let expected, bytes.count != expected {
+        guard let expected = Self.accepted[algorithm] else {
+            throw SDPError(
+                line: 0, text: text,
+                reason:
+                    "fingerprint hash \(algorithm) is not accepted: use sha-256 (browsers do), or sha-384, sha-512 or sha-1 (RFC 8122 §5; md2 and md5 are refused)"
+            )
+        }
+        guard bytes.count == expected else {
             throw SDPError(
                 line: 0, text: text, reason: "\(algorithm) fingerprint needs \(expected) bytes, has \(bytes.count)")
         }
-        guard !bytes.isEmpty else { throw fail }
         self.init(algorithm: algorithm, bytes: bytes)
     }
 
