@@ -76,7 +76,9 @@ struct RtcCommand: Command {
             role: role, configuration: configuration, sendFile: arguments.value("--send-file"),
             receiveDirectory: arguments.value("--receive-dir"), echo: arguments.flag("--echo"),
             trickle: !arguments.flag("--no-trickle"), media: media, duration: duration, output: global.output)
-        let summary = await session.run(timeout: try arguments.seconds("--timeout", default: 120))
+        let timeout = try arguments.seconds("--timeout", default: 120)
+        Watchdog.arm(after: timeout, what: "carrier rtc")
+        let summary = await session.run(timeout: timeout)
         let json = Output.encode(summary.json)
         if let path = arguments.value("--stats") {
             try? (json + "\n").write(toFile: path, atomically: true, encoding: .utf8)

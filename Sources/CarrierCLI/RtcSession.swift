@@ -97,6 +97,9 @@ actor RtcSession {
     private var transferDone = false
     private var described = false
     private var heldCandidates: [RtcSignal] = []
+    /// The peer's description came (candidates before it are held, and said so once).
+    private var remoteDescribed = false
+    private var heldNotice = false
     private var mediaDone = false
     private var durationDone = false
 
@@ -298,7 +301,15 @@ actor RtcSession {
         do {
             switch signal.type {
             case .offer:
-                guard role == "answer", let sdp = signal.sdp else { return }
+                guard role == "answer" else {
+                    return output.log(
+                        "ignoring an offer from the peer: this side made the offer (rtc offer) and waits for an answer")
+                }
+                guard let sdp = signal.sdp, !sdp.isEmpty else { return output.log("ignoring an offer without sdp") }
+                guard !remoteDescribed else {
+                    return output.log("ignoring a second offer: this side has answered one already")
+                }
+                remoteDescribed = true
                 started = ContinuousClock.now
                 try await peer.setRemoteDescription(sdp)
                 await media.receiveOnlyWhereNothingToSend(on: peer)
@@ -306,10 +317,26 @@ actor RtcSession {
                 try await peer.setLocalDescription(answer)
                 await sendDescription(type: .answer, answer)
             case .answer:
-                guard role == "offer", let sdp = signal.sdp else { return }
+                guard role == "offer" else {
+                    return output.log(
+                        "ignoring an answer from the peer: this side answers (rtc answer) and made no offer")
+                }
+                guard let sdp = signal.sdp, !sdp.isEmpty else { return output.log("ignoring an answer without sdp") }
+                guard !remoteDescribed else {
+                    return output.log("ignoring a second answer: the first one was taken")
+                }
+                remoteDescribed = true
                 try await peer.setRemoteDescription(sdp)
             case .candidate:
-                for item in signal.candidates ?? [] { try? await peer.addIceCandidate(item.sdp) }
+                if !remoteDescribed, !heldNotice {
+                    heldNotice = true
+                    output.log("candidates before any description: held until it comes (at most 256)")
+                }
+                for item in signal.candidates ?? [] {
+                    do { try await peer.addIceCandidate(item.sdp) } catch {
+                        output.log("ignoring a candidate: \(error)")
+                    }
+                }
             case .bye:
                 finish(nil)
             default:

@@ -4,8 +4,9 @@ import RtcPeer
 /// Signals as JSON lines: one `RtcSignal` object per line read from standard
 /// input and written to standard output (`carrier rtc`, and anything wired to
 /// it). There is one peer, named `peer`. Lines are read on a thread of their
-/// own; a line that is not a signal is reported as `.undecodable`, and the
-/// stream ends when standard input does.
+/// own (`BoundedLineReader`: at most `maxLine` bytes of a line are held); a
+/// line that is not a signal, or is too long, is reported as `.undecodable`,
+/// and the stream ends when standard input does.
 public final class StandardIOSignaling: SignalingProvider, Sendable {
     public static let peer = "peer"
     private let lock = NSLock()
@@ -18,15 +19,20 @@ public final class StandardIOSignaling: SignalingProvider, Sendable {
         self.stream = stream
         let thread = Thread {
             RtcSignal.prepareCoding()  // while the first line is on its way
-            while let line = readLine(strippingNewline: true) {
-                guard !line.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else { continue }
-                guard line.utf8.count <= Self.maxLine else {
-                    continuation.yield(
-                        .undecodable(.undecodable("a line of \(line.utf8.count) bytes"), from: Self.peer))
+            var reader = BoundedLineReader(fd: STDIN_FILENO, maxLine: Self.maxLine)
+            while let line = reader.next() {
+                guard case .text(let bytes) = line else {
+                    if case .tooLong(let count) = line {
+                        continuation.yield(
+                            .undecodable(
+                                .undecodable("a line of more than \(count) bytes (at most \(Self.maxLine)), dropped"),
+                                from: Self.peer))
+                    }
                     continue
                 }
+                guard !bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else { continue }
                 do throws(SignalError) {
-                    continuation.yield(.signal(try RtcSignal.decode(Array(line.utf8)), from: Self.peer))
+                    continuation.yield(.signal(try RtcSignal.decode(bytes), from: Self.peer))
                 } catch {
                     continuation.yield(.undecodable(error, from: Self.peer))
                 }

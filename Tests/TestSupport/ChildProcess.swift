@@ -86,6 +86,11 @@ public final class ChildProcess: @unchecked Sendable {
         try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
+    /// Writes text to the child's stdin as it is (no newline).
+    public func write(_ text: String) {
+        try? input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+    }
+
     public func closeInput() { try? input.fileHandleForWriting.close() }
 
     /// The first stdout line containing `text`, waiting up to `timeout`.
