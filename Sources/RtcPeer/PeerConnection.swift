@@ -906,6 +906,10 @@ public actor PeerConnection {
         if !packets.isEmpty { transport.sendRtcp(packets) }
     }
 
+    /// For tests: sends a datagram as it is on the selected pair, as a peer
+    /// (or someone on the path) may send anything.
+    func sendRawDatagram(_ datagram: [UInt8]) { transport.ice.send(datagram) }
+
     // MARK: Stats and close
 
     public func stats() -> PeerStats {
@@ -913,6 +917,7 @@ public actor PeerConnection {
         return PeerStats(
             bytesSent: counters.bytesSent, bytesReceived: counters.bytesReceived, packetsSent: counters.packetsSent,
             packetsReceived: counters.packetsReceived, srtpDropped: counters.srtpDropped,
+            strayDropped: counters.strayDropped,
             simulatedDrops: counters.simulatedDrops, roundTripTime: roundTripTime,
             packetsLostByPeer: lostByPeer,
             inbound: reception.inbound,

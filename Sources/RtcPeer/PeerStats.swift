@@ -6,6 +6,8 @@ public struct PeerStats: Sendable, Equatable {
     public var packetsReceived: UInt64
     /// SRTP/SRTCP packets dropped (failed authentication or replayed).
     public var srtpDropped: UInt64
+    /// Datagrams dropped as no protocol of ours, or DTLS records the session refused.
+    public var strayDropped: UInt64 = 0
     /// Incoming RTP packets dropped on purpose (`PeerConfiguration.simulatedRtpLoss`).
     public var simulatedDrops: UInt64 = 0
     /// Round-trip time from RTCP reports, seconds, if known.

@@ -29,6 +29,8 @@ final class SecureTransport: @unchecked Sendable {
         var packetsSent: UInt64 = 0
         var packetsReceived: UInt64 = 0
         var srtpDropped: UInt64 = 0
+        /// Datagrams of no protocol we speak (RFC 7983), or DTLS records the session refused.
+        var strayDropped: UInt64 = 0
         var simulatedDrops: UInt64 = 0
         var lastReceived: ContinuousClock.Instant?
     }
@@ -164,7 +166,9 @@ final class SecureTransport: @unchecked Sendable {
         switch PacketClass(datagram) {
         case .dtls: receiveDtls(datagram)
         case .rtp: receiveSrtp(datagram)
-        case .stun, .unknown: break  // libnice consumes STUN itself
+        case .stun, .unknown:
+            // libnice consumes STUN itself: what gets here is no protocol of ours.
+            countersLock.withLock { counters.strayDropped += 1 }
         }
     }
 
@@ -174,7 +178,11 @@ final class SecureTransport: @unchecked Sendable {
                 if earlyDtls.count < 16 { earlyDtls.append(datagram) }
                 return ([], [], nil)
             }
+            let wasConnected = dtls.state == .connected
             let (replies, events) = dtls.receive(datagram)
+            // Once connected, a datagram that yields no data, no event and no reply was
+            // refused or ignored by OpenSSL (forged, stale or garbled records).
+            if wasConnected, replies.isEmpty, events.isEmpty { countersLock.withLock { counters.strayDropped += 1 } }
             var keys: SrtpKeys?
             for case .connected(_, let exported?) in events { keys = exported }
             return (replies, events, keys)

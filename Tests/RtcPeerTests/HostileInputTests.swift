@@ -82,3 +82,112 @@ import Testing
         await peer.close()
     }
 }
+
+/// Datagrams from a stranger to a live connection's port: random bytes and
+/// packets shaped like STUN, DTLS, RTP and RTCP. They are dropped (and
+/// counted); the connection and the data on it go on intact.
+@Suite struct StrayDatagramTests {
+    static func strays(count: Int) -> [[UInt8]] {
+        var generator = SystemRandomNumberGenerator()
+        func random(_ length: Int) -> [UInt8] { (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) } }
+        return (0..<count).map { index in
+            switch index % 6 {
+            case 0: return random(Int.random(in: 1...1200))
+            case 1: return [0x00, 0x01, 0x00, 0x08, 0x21, 0x12, 0xA4, 0x42] + random(20)  // STUN binding request
+            case 2: return [23, 0xFE, 0xFD, 0x00, 0x01] + random(6) + [0x00, 0x40] + random(64)  // DTLS application data
+            case 3: return [22, 0xFE, 0xFD, 0x00, 0x00] + random(6) + [0x00, 0x20] + random(32)  // DTLS handshake
+            case 4: return [0x80, 0x6F] + random(10) + random(100)  // RTP
+            default: return [0x80, 0xC8, 0x00, 0x06] + random(24)  // RTCP sender report
+            }
+        }
+    }
+
+    @Test func strayDatagramsAreDroppedAndTheDataGoesOn() async throws {
+        let call = try LoopbackCall()
+        let channel = await call.offerer.createDataChannel(DataChannelParameters(label: "data"))
+        let answererEvents = await call.answerer.events()
+        let remoteChannel = Task {
+            await answererEvents.first(within: .seconds(10)) { event -> DataChannel? in
+                if case .dataChannel(let channel) = event { return channel }
+                return nil
+            }
+        }
+        #expect(try await call.connect())
+        #expect(await channel.events.first(within: .seconds(10)) { $0 == .open ? true : nil } == true)
+        let remote = try #require(await remoteChannel.value)
+        // Both ends' ports, from their selected pairs.
+        let ports = [
+            await call.offerer.stats().selectedPair?.local, await call.answerer.stats().selectedPair?.local,
+        ].compactMap { $0.flatMap(Self.port) }
+        #expect(ports.count == 2)
+
+        let received = Task { () -> Int in
+            var count = 0
+            for await event in remote.events {
+                if case .binary(let bytes) = event, bytes.count == 1000, bytes[0] == UInt8(count % 256) { count += 1 }
+                if count == 2000 { break }
+            }
+            return count
+        }
+        // From a stranger (libnice drops what comes from no known candidate), and
+        // from the peer's own address (these reach our demultiplexer, DTLS and SRTP).
+        let socket = try StraySocket()
+        for (index, stray) in Self.strays(count: 3000).enumerated() {
+            socket.send(stray, to: ports[index % 2])
+            await call.offerer.sendRawDatagram(stray)
+            if index < 2000 { try channel.send([UInt8](repeating: UInt8(index % 256), count: 1000)) }
+        }
+        let delivered = await Task { () -> Int? in
+            await withTaskGroup(of: Int?.self) { group in
+                group.addTask { await received.value }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(20))
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+        }.value
+        #expect(delivered == 2000, "messages delivered in order despite the strays")
+        #expect(await call.offerer.connectionState == .connected)
+        #expect(await call.answerer.connectionState == .connected)
+        try channel.send("still here")
+        #expect(await remote.nextText() == "still here")
+        let stats = await call.answerer.stats()
+        // 3000 from the peer's address: a sixth random (some land in our classes), 500 STUN (libnice's),
+        // 1000 DTLS-shaped, 1000 RTP/RTCP-shaped (no SRTP on a data-only connection: all dropped).
+        #expect(stats.srtpDropped >= 900, "RTP/RTCP-shaped strays: \(stats.srtpDropped)")
+        #expect(stats.strayDropped >= 900, "DTLS-shaped and classless strays: \(stats.strayDropped)")
+        await call.close()
+    }
+
+    static func port(_ candidate: String) -> UInt16? {
+        let fields = candidate.split(separator: " ")
+        return fields.count > 5 ? UInt16(fields[5]) : nil
+    }
+}
+
+/// A plain UDP socket on 127.0.0.1 that sends what it is given.
+final class StraySocket: Sendable {
+    let fd: Int32
+
+    init() throws {
+        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { throw CocoaError(.fileNoSuchFile) }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ bytes: [UInt8], to port: UInt16) {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        _ = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+    }
+}
