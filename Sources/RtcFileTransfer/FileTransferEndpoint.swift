@@ -1,4 +1,5 @@
 import AsyncExtras
+import FileSafety
 import Foundation
 import RtcPeer
 
@@ -375,11 +376,9 @@ public actor FileTransferEndpoint {
         let ok = actual == current.expected
         var path: String?
         if ok, let directory = receiveDirectory {
-            let destination = directory + "/" + current.name
-            try? FileManager.default.removeItem(atPath: destination)
-            if (try? FileManager.default.moveItem(atPath: current.temporaryPath, toPath: destination)) != nil {
-                path = destination
-            }
+            // Never over an existing file: `name (1).ext` and so on.
+            path = try? FilePlacement.place(current.temporaryPath, in: directory, as: current.name)
+            if path == nil { try? FileManager.default.removeItem(atPath: current.temporaryPath) }
         } else {
             try? FileManager.default.removeItem(atPath: current.temporaryPath)
         }
@@ -443,19 +442,17 @@ public actor FileTransferEndpoint {
         guard chunk.end else { return }
         chunked[chunk.fileId] = nil
         current.file.close()
-        let destination = directory + "/" + current.name
-        try? FileManager.default.removeItem(atPath: destination)
         let actual = Sha256.hex(current.digest.finish())
         // Complete, and matching the hash when the sender gave one (reference peers do not).
         let intact =
             (current.size.map { $0 == current.received } ?? true) && (chunk.sha256.map { $0 == actual } ?? true)
-        let saved =
-            intact && (try? FileManager.default.moveItem(atPath: current.temporaryPath, toPath: destination)) != nil
-        if !saved { try? FileManager.default.removeItem(atPath: current.temporaryPath) }
+        let destination =
+            intact ? try? FilePlacement.place(current.temporaryPath, in: directory, as: current.name) : nil
+        if destination == nil { try? FileManager.default.removeItem(atPath: current.temporaryPath) }
         onReceived(
             Outcome(
-                name: current.name, bytes: current.received, sha256: actual, ok: saved,
-                seconds: seconds(since: current.started), path: saved ? destination : nil))
+                name: current.name, bytes: current.received, sha256: actual, ok: destination != nil,
+                seconds: seconds(since: current.started), path: destination))
     }
 
     private func abortChunked(_ fileId: String, cancelled: Bool) {

@@ -59,6 +59,13 @@ import Testing
         #expect(outcome.ok && outcome.bytes == 300_000)
         let received = await Self.next(bobEvents) { if case .fileReceived(_, let o) = $0 { o } else { nil } }
         #expect(received?.ok == true && received?.path == root + "/in/hello.bin")
+        // The same name again: stored beside the first, which is left as it was.
+        try Data("another".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try await pair.alice.sendFile(file, callId: call.id).ok)
+        let second = await Self.next(bobEvents) { if case .fileReceived(_, let o) = $0 { o } else { nil } }
+        #expect(second?.path == root + "/in/hello (1).bin")
+        #expect(FileManager.default.contents(atPath: root + "/in/hello (1).bin") == Data("another".utf8))
+        #expect(FileManager.default.contents(atPath: root + "/in/hello.bin")?.count == 300_000)
 
         try await pair.alice.endCall(call.id)
         let ended = await Self.next(bobEvents) { if case .ended(let c) = $0 { c } else { nil } }
