@@ -1,7 +1,7 @@
 # Every target installs what is missing first (scripts/setup.sh is idempotent and quick when all is there).
 SWIFT ?= swift
 
-.PHONY: setup build test demo bench format clean
+.PHONY: setup build test demo bench fuzz fuzz-smoke format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -10,9 +10,12 @@ build: setup
 	$(SWIFT) build
 
 # Every test, in separate runs so the timing-sensitive suites do not share the
-# two cores with the heavy ones: pure and single-layer tests; SCTP (usrsctp is
-# process-wide); peer connections, real-time media and call clients in one process; real toxcore nodes on
-# 127.0.0.1; the carrier executable; interop with aiortc and coturn (slow).
+# two cores with the heavy ones: pure and single-layer tests (with the fuzz
+# corpus replayed through every parser); SCTP (usrsctp is process-wide); peer
+# connections, real-time media and call clients in one process; real toxcore
+# nodes on 127.0.0.1; the carrier executable; interop with aiortc and coturn
+# (slow); then the fuzzers, built with libFuzzer and AddressSanitizer, over
+# their seed corpus (fuzz-smoke, about a minute).
 test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip NodeNetworkTests --skip CLITests --skip InteropTests --skip RtcSCTPTests --skip RtcPeerTests --skip MediaCallTests --skip CallClientTests
@@ -21,6 +24,7 @@ test: setup
 	$(SWIFT) test --filter NodeNetworkTests
 	$(SWIFT) test --filter CLITests
 	$(SWIFT) test --filter InteropTests
+	$(MAKE) --no-print-directory fuzz-smoke
 
 # The release binary carries the Swift runtime and Foundation inside it: it runs
 # on a machine without a Swift toolchain, and each process starts ~7 ms faster
@@ -38,6 +42,24 @@ bench: setup
 	python3 scripts/bench_transport.py .build/release/carrier
 	python3 scripts/bench_media.py .build/release/carrier
 	python3 scripts/bench_friend_file.py .build/release/carrier
+
+# Fuzzing: libFuzzer with AddressSanitizer over every parser of network bytes
+# (Sources/FuzzTargets). `make fuzz` runs each target for FUZZ_SECONDS (default
+# 60) from a copy of the seed corpus (Fuzz/corpus; new inputs stay in
+# .build/fuzz-corpus) and prints executions per target; crashes land in
+# .build/fuzz-crashes; FUZZ_RUNS=N runs N executions per target instead.
+# `make fuzz-smoke` runs every target over its seeds only (part of make test).
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD = CARRIER_FUZZ=1 $(SWIFT) build -c release --product carrier-fuzz --scratch-path .build/fuzz \
+	-Xswiftc -sanitize=fuzzer,address -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld
+
+fuzz: setup
+	$(FUZZ_BUILD)
+	bash scripts/fuzz.sh .build/fuzz/release/carrier-fuzz $(FUZZ_SECONDS)
+
+fuzz-smoke: setup
+	$(FUZZ_BUILD)
+	bash scripts/fuzz.sh .build/fuzz/release/carrier-fuzz 0
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests

@@ -3,6 +3,10 @@
 // shim, then one Swift target per layer (see docs/architecture.md).
 import PackageDescription
 
+/// `make fuzz` sets CARRIER_FUZZ=1 to add the libFuzzer executable, which only
+/// links with -sanitize=fuzzer (it calls libFuzzer's driver).
+let fuzzing = Context.environment["CARRIER_FUZZ"] != nil
+
 /// A system-library module for one C library, found with pkg-config and
 /// installed from Debian by scripts/setup.sh.
 func cLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
@@ -103,6 +107,14 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Every parser of network bytes as a fuzz target (used by the fuzzer and by FuzzCorpusTests).
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                "CarrierNode", "RtcSDP", "RtcRTP", "RtcSCTP", "RtcCalls", "RtcFileTransfer", "RtcMediaFiles",
+            ],
+            swiftSettings: strict),
+
         // Runnable samples (samples/).
         .executableTarget(
             name: "EchoBot",
@@ -121,6 +133,10 @@ let package = Package(
             dependencies: [
                 "CToxcore", "CSodium", "COpenSSL", "CSrtp", "CUsrsctp", "CNice", "COpus", "CVpx", "CShim",
             ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "FuzzCorpusTests",
+            dependencies: ["FuzzTargets"],
             swiftSettings: strict),
         .testTarget(
             name: "FileSafetyTests",
@@ -201,3 +217,10 @@ let package = Package(
             swiftSettings: strict),
     ]
 )
+
+if fuzzing {
+    package.targets.append(
+        .executableTarget(
+            name: "CarrierFuzz", dependencies: ["FuzzTargets"], path: "Fuzz/CarrierFuzz", swiftSettings: strict))
+    package.products.append(.executable(name: "carrier-fuzz", targets: ["CarrierFuzz"]))
+}
