@@ -166,9 +166,9 @@ public actor FileTransferEndpoint {
                 guard !block.isEmpty else { throw TransferError.unreadable("\(path) ended early") }
                 try channel.send(block)
                 sent += UInt64(block.count)
-                if ContinuousClock.now - lastProgress > .milliseconds(250) || sent == size {
+                if ContinuousClock.now - lastProgress > .milliseconds(250) {
                     lastProgress = ContinuousClock.now
-                    onProgress(Progress(name: name, bytes: sent, total: size, sending: true))
+                    reportSent(name: name, handed: sent, total: size)
                 }
             }
         } catch let error as TransferError {
@@ -176,7 +176,7 @@ public actor FileTransferEndpoint {
         } catch {
             throw .channelClosed
         }
-        let ack = await withCheckedContinuation { ackWaiter = $0 }
+        let ack = await waitForAck(name: name, total: size)
         if cancelSending { throw .cancelled }
         guard case .ack(_, let bytes, let theirHash, let ok)? = ack else { throw .channelClosed }
         return Outcome(
@@ -264,6 +264,32 @@ public actor FileTransferEndpoint {
 
     /// Before each message: stop if the transfer was cancelled (telling the
     /// peer), and wait while more than the high-water mark is buffered.
+    /// Progress as the peer has it: bytes handed to the channel less those it may
+    /// not have yet (the channel's buffer and SCTP's unacknowledged data). A
+    /// sender that counted what it handed over printed 100% with 8 MB of 20 received.
+    private func reportSent(name: String, handed: UInt64, total: UInt64) {
+        let pending = UInt64(max(0, channel.unacknowledgedAmount))
+        onProgress(Progress(name: name, bytes: handed - min(handed, pending), total: total, sending: true))
+    }
+
+    /// Waits for the receiver's ack, reporting progress while SCTP drains; the
+    /// last report is the whole file once the receiver confirmed it.
+    private func waitForAck(name: String, total: UInt64) async -> FileMessage? {
+        let reporter = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                guard !Task.isCancelled, let self else { return }
+                await self.reportSent(name: name, handed: total, total: total)
+            }
+        }
+        let ack = await withCheckedContinuation { ackWaiter = $0 }
+        reporter.cancel()
+        if case .ack(_, let bytes, _, true)? = ack {
+            onProgress(Progress(name: name, bytes: bytes, total: total, sending: true))
+        }
+        return ack
+    }
+
     private func paceOrStop(_ name: String) async throws(TransferError) {
         while true {
             if cancelSending {

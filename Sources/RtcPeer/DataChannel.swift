@@ -52,6 +52,16 @@ public final class DataChannel: @unchecked Sendable {
         return association.bufferedAmount(of: id)
     }
 
+    /// Bytes sent on this channel that the peer may not have yet: the buffered
+    /// amount plus what SCTP holds unacknowledged (for the whole association,
+    /// so an upper bound when other channels send too). Blocks briefly on the
+    /// SCTP queue.
+    public var unacknowledgedAmount: Int {
+        let (association, id) = lock.withLock { (self.association, streamId) }
+        guard let association, let id else { return 0 }
+        return association.bufferedAmount(of: id) + association.unacknowledgedBytes
+    }
+
     /// `.bufferedAmountLow` fires when the buffered amount falls to this or below.
     public var bufferedAmountLowThreshold: Int {
         get { lock.withLock { lowThreshold } }

@@ -146,6 +146,20 @@ public final class SctpAssociation: @unchecked Sendable {
     /// an `onEvent` or `onOutbound` handler.
     public var checksumFailures: Int { stack.queue.sync { badChecksums } }
 
+    /// About how many bytes usrsctp holds that the peer has not acknowledged
+    /// (sent and awaiting a SACK, or waiting to be sent), for the whole
+    /// association: its DATA chunks counted at the fragmentation point, so an
+    /// upper bound. Blocks until the SCTP queue answers: not from a handler.
+    public var unacknowledgedBytes: Int {
+        stack.queue.sync { [self] in
+            guard let socket else { return 0 }
+            var status = sctp_status()
+            var length = socklen_t(MemoryLayout<sctp_status>.size)
+            guard usrsctp_getsockopt(socket, Int32(IPPROTO_SCTP), SCTP_STATUS, &status, &length) == 0 else { return 0 }
+            return (Int(status.sstat_unackdata) + Int(status.sstat_penddata)) * Int(status.sstat_fragmentation_point)
+        }
+    }
+
     /// Bytes queued on a channel and not yet taken by SCTP.
     public func bufferedAmount(of id: UInt16) -> Int {
         sharedLock.withLock { shared.buffered[id] ?? 0 }

@@ -191,3 +191,43 @@ final class StraySocket: Sendable {
         }
     }
 }
+
+/// What a sender may report as delivered: not what it handed to the channel,
+/// but that less what the peer has not acknowledged.
+@Suite struct UnacknowledgedAmountTests {
+    @Test func unacknowledgedBytesFallToZeroOnlyOnceThePeerHasThem() async throws {
+        let call = try LoopbackCall()
+        let channel = await call.offerer.createDataChannel(DataChannelParameters(label: "data"))
+        let answererEvents = await call.answerer.events()
+        let remoteChannel = Task {
+            await answererEvents.first(within: .seconds(10)) { event -> DataChannel? in
+                if case .dataChannel(let channel) = event { return channel }
+                return nil
+            }
+        }
+        #expect(try await call.connect())
+        #expect(await channel.events.first(within: .seconds(10)) { $0 == .open ? true : nil } == true)
+        let remote = try #require(await remoteChannel.value)
+        let total = 160 * 65536
+        let received = Task { () -> Int in
+            var bytes = 0
+            for await event in remote.events {
+                if case .binary(let data) = event { bytes += data.count }
+                if bytes >= total { break }
+            }
+            return bytes
+        }
+        for index in 0..<160 { try channel.send([UInt8](repeating: UInt8(index), count: 65536)) }
+        // Just handed over: not all of it can have been acknowledged yet.
+        let rightAfter = channel.unacknowledgedAmount
+        #expect(rightAfter > 0 && rightAfter <= total, "unacknowledged right after sending: \(rightAfter) of \(total)")
+        #expect(await received.value == total)
+        var left = channel.unacknowledgedAmount
+        for _ in 0..<100 where left > 0 {
+            try await Task.sleep(for: .milliseconds(20))  // the last SACK may trail the data; bounded
+            left = channel.unacknowledgedAmount
+        }
+        #expect(left == 0)
+        await call.close()
+    }
+}
