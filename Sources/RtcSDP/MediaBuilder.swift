@@ -54,14 +54,16 @@ struct MediaBuilder {
             let parts = text.split(separator: " ", maxSplits: 2).map(String.init)
             guard parts.count >= 2 else { throw parser.fail("extmap needs <id> <uri>") }
             let idParts = parts[0].split(separator: "/")
-            let id: Int = try parser.number(idParts[0], "extension id")
+            guard let idText = idParts.first else { throw parser.fail("extmap needs <id> <uri>") }
+            let id: Int = try parser.number(idText, "extension id")
             guard (1...255).contains(id) else { throw parser.fail("extension id must be 1-255") }
             let direction = idParts.count > 1 ? Direction(rawValue: String(idParts[1])) : nil
             media.headerExtensions.append(
                 .init(id: id, direction: direction, uri: parts[1], attributes: parts.count > 2 ? parts[2] : nil))
         case "ssrc":
             let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
-            let ssrc: UInt32 = try parser.number(Substring(parts[0]), "ssrc")
+            guard let ssrcText = parts.first else { throw parser.fail("ssrc needs a number") }
+            let ssrc: UInt32 = try parser.number(Substring(ssrcText), "ssrc")
             guard parts.count == 2 else {
                 media.ssrcs.append(.init(ssrc: ssrc, attribute: ""))
                 return

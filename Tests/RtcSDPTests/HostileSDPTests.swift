@@ -48,3 +48,12 @@ import Testing
         #expect(throws: SDPError.self) { try Fingerprint(parsing: "sha-256 AB:CD") }
     }
 }
+
+/// Inputs the fuzzer found that crashed the parser (each a trap, now an error).
+@Suite struct FuzzFoundSDPTests {
+    @Test(arguments: ["a=ssrc:", "a=ssrc: ", "a=extmap:/ urn:x", "a=extmap:/"])
+    func emptyFieldsAreErrorsNotTraps(_ line: String) {
+        let text = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n\(line)\r\n"
+        #expect(throws: SDPError.self) { try SessionDescription(parsing: text) }
+    }
+}
