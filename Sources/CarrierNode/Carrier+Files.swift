@@ -222,6 +222,8 @@ extension Carrier {
         outgoingFiles[key]?.slot = nil
         switch WirePacket.FileVerdict(rawValue: status) {
         case .completed?:
+            // The verdict can overtake toxcore's own "all sent": the last progress is the whole file.
+            if file.phase != .awaitingResult { emit(.file(.progress(key, bytes: file.size, total: file.size))) }
             finishOutgoing(key, .completed(path: nil, bytes: file.size))
         case .refused?:
             finishOutgoing(key, .cancelled(byPeer: true, reason: reason))
