@@ -18,8 +18,9 @@ extension Command {
 /// Every command, in the order `carrier --help` lists them.
 var commands: [any Command.Type] {
     [
-        IdCommand.self, SignCommand.self, VerifyCommand.self, NodeCommand.self, ExpressCommand.self, ListenCommand.self,
-        FriendCommand.self, MessageCommand.self, SendFileCommand.self, CallCommand.self, RtcCommand.self,
+        IdCommand.self, ProfileCommand.self, SignCommand.self, VerifyCommand.self, NodeCommand.self,
+        ExpressCommand.self, ListenCommand.self, FriendCommand.self, MessageCommand.self, InviteCommand.self,
+        SendFileCommand.self, CallCommand.self, RtcCommand.self,
         DemoCommand.self,
     ]
 }

@@ -5,19 +5,24 @@ struct IdCommand: Command {
     static let name = "id"
     static let summary = "print this node's user id and address (creating the identity if needed)"
     static let help = """
-        Usage: carrier id [--import-key HEX]
+        Usage: carrier id [--import-key HEX] [--export-key] [--nospam HEX]
 
         Prints the user id (base58 of the 32-byte public key, what friends know you by)
         and the address (what others pass to `carrier friend add`). Creates an identity
-        in the data directory on first use. --json prints {"userId":…,"address":…}.
+        in the data directory on first use. --json prints {"userId":…,"address":…,"nospam":…}.
 
           --import-key HEX   create the identity from a 32-byte secret key (64 hex digits),
                              in a data directory that holds no other identity
+          --export-key       also print the secret key (64 hex digits; "secretKey" in JSON),
+                             to back the identity up or move it: keep it secret
+          --nospam HEX       set a new nospam (8 hex digits): the address changes, friend
+                             requests to the old one stop arriving, friends stay
         """
-    static let valued: Set<String> = ["--import-key"]
+    static let valued: Set<String> = ["--import-key", "--nospam"]
+    static let flags: Set<String> = ["--export-key"]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
-        _ = try arguments.positionals(0...0, usage: "carrier id [--import-key HEX]")
+        _ = try arguments.positionals(0...0, usage: "carrier id [--import-key HEX] [--export-key] [--nospam HEX]")
         var options = global.nodeOptions()
         if let hex = arguments.value("--import-key") {
             guard let key = Hex.decode(hex), key.count == 32 else {
@@ -26,11 +31,24 @@ struct IdCommand: Command {
             options.secretKey = key
         }
         let node = try Carrier(options: options)
+        if let text = arguments.value("--nospam") {
+            guard text.count == 8, let bytes = Hex.decode(text) else { throw UsageError("--nospam takes 8 hex digits") }
+            try await node.setNospam(bytes.reduce(0) { $0 << 8 | UInt32($1) })
+        }
         let address = await node.address()
+        let nospam = String(format: "%08x", await node.nospam())
+        var text = "userId:  \(node.userId)\naddress: \(address)\nnospam:  \(nospam)"
+        var json: [String: any Sendable] = [
+            "userId": node.userId.description, "address": address.description, "nospam": nospam,
+        ]
+        if arguments.flag("--export-key") {
+            let key = Hex.encode(await node.exportSecretKey())
+            text += "\nsecretKey: \(key)"
+            json["secretKey"] = key
+            global.output.log("warning: the secret key is the identity; whoever has it is this node")
+        }
         await node.stop()
-        global.output.result(
-            "userId:  \(node.userId)\naddress: \(address)",
-            ["userId": node.userId.description, "address": address.description])
+        global.output.result(text, json)
         return 0
     }
 }

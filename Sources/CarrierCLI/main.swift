@@ -15,7 +15,8 @@ let topHelp = """
 
     \(GlobalOptions.help)
 
-    Run `carrier COMMAND --help` for a command's options. A quick tour: `carrier demo`.
+    Run `carrier COMMAND --help` for a command's options, `carrier --version` for the
+    version. A quick tour: `carrier demo`.
     """
 
 func findCommand(_ raw: [String]) -> (name: String?, rest: [String]) {
@@ -37,7 +38,14 @@ func findCommand(_ raw: [String]) -> (name: String?, rest: [String]) {
     return (nil, raw)
 }
 
+/// The version `carrier --version` prints.
+let carrierVersion = "0.4.0"
+
 func runCLI(_ raw: [String]) async -> Int32 {
+    if raw == ["--version"] || raw == ["version"] {
+        print("carrier \(carrierVersion) (carrier-rtc: toxcore node, Express, WebRTC calls)")
+        return 0
+    }
     var (name, rest) = findCommand(raw)
     if name == "help" {
         (name, rest) = findCommand(rest)

@@ -7,7 +7,10 @@ import Testing
         let (status, lines, _) = try await CarrierProcess.run(["--help"])
         #expect(status == 0)
         let text = lines.joined(separator: "\n")
-        for command in ["id", "sign", "verify", "node", "listen", "friend", "message", "demo"] {
+        for command in [
+            "id", "profile", "sign", "verify", "node", "express", "listen", "friend", "message", "invite", "send-file",
+            "call", "rtc", "demo",
+        ] {
             #expect(text.contains("  \(command) "), "help lacks \(command)")
         }
         let (badStatus, _, stderr) = try await CarrierProcess.run(["frobnicate"])
@@ -16,6 +19,50 @@ import Testing
         let (optionStatus, _, optionError) = try await CarrierProcess.run(["id", "--nope"])
         #expect(optionStatus == 2)
         #expect(optionError.contains("unknown option --nope"))
+    }
+
+    @Test func versionIsPrinted() async throws {
+        let (status, lines, _) = try await CarrierProcess.run(["--version"])
+        #expect(status == 0 && lines.first?.hasPrefix("carrier 0.") == true)
+    }
+
+    /// The key exported from one data directory imports into another as the
+    /// same identity; a new nospam changes the address and keeps the user id.
+    @Test func keyExportImportAndNospam() async throws {
+        let root = temporaryDirectory("export")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (_, exported, warning) = try await CarrierProcess.run([
+            "id", "--export-key", "--json", "--data", root + "/a",
+        ])
+        let original = try #require(json(exported.last))
+        let key = try #require(original["secretKey"] as? String)
+        #expect(key.count == 64 && warning.contains("secret key"))
+        let (status, imported, _) = try await CarrierProcess.run(
+            ["id", "--import-key", key, "--json", "--data", root + "/b"])
+        #expect(status == 0 && json(imported.last)?["userId"] as? String == original["userId"] as? String)
+        let (_, changed, _) = try await CarrierProcess.run([
+            "id", "--nospam", "0badf00d", "--json", "--data", root + "/a",
+        ])
+        let after = try #require(json(changed.last))
+        #expect(after["nospam"] as? String == "0badf00d" && after["userId"] as? String == original["userId"] as? String)
+        #expect(after["address"] as? String != original["address"] as? String)
+        #expect(after["secretKey"] == nil)
+        let (bad, _, badError) = try await CarrierProcess.run(["id", "--nospam", "xyz", "--data", root + "/a"])
+        #expect(bad == 2 && badError.contains("8 hex digits"))
+    }
+
+    @Test func profileIsSetOfflineAndKept() async throws {
+        let data = temporaryDirectory("profile")
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let (status, _, _) = try await CarrierProcess.run(
+            ["profile", "--name", "Bot", "--description", "records calls", "--presence", "busy", "--data", data])
+        #expect(status == 0)
+        let (_, lines, _) = try await CarrierProcess.run(["profile", "--json", "--data", data])
+        let profile = try #require(json(lines.last))
+        #expect(profile["name"] as? String == "Bot" && profile["description"] as? String == "records calls")
+        #expect(profile["presence"] as? String == "busy")
+        let (bad, _, badError) = try await CarrierProcess.run(["profile", "--presence", "sleepy", "--data", data])
+        #expect(bad == 2 && badError.contains("none, away or busy"))
     }
 
     @Test func idIsCreatedOnceAndKeptAcrossRuns() async throws {

@@ -37,6 +37,12 @@ import Testing
         let message = json(await listener.waitForLine(containing: "hello over the CLI", timeout: .seconds(10)))
         #expect(message?["event"] as? String == "message")
 
+        // An invite: `listen` replies status 0.
+        let (invited, inviteLines, inviteError) = try await CarrierProcess.run(
+            ["invite", bobUser, "shall we?", "--json", "--data", root + "/alice"] + common, timeout: .seconds(120))
+        #expect(invited == 0, "invite failed: \(inviteError.suffix(500))")
+        #expect(json(inviteLines.last)?["status"] as? Int == 0)
+
         // A file to the friend over the node, checked at the other end.
         let file = root + "/photo.bin"
         try Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: URL(fileURLWithPath: file))
