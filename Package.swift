@@ -160,7 +160,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RtcSDPTests",
-            dependencies: ["RtcSDP"],
+            dependencies: ["RtcSDP", "TestSupport"],
             resources: [.copy("Golden")],
             swiftSettings: strict),
         .testTarget(

@@ -4,26 +4,10 @@ import Testing
 
 /// `carrier rtc` fed what a hostile peer could send on its signaling input.
 @Suite struct HostileInputCommandTests {
-    static func offer(sections: Int) -> String {
-        var lines = [
-            "v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "t=0 0",
-            "a=fingerprint:sha-256 " + Array(repeating: "AB", count: 32).joined(separator: ":"), "a=ice-ufrag:abcd",
-            "a=ice-pwd:abcdefghijklmnopqrstuvwx",
-        ]
-        for index in 0..<sections {
-            lines += [
-                "m=audio 9 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 0.0.0.0", "a=mid:\(index)", "a=rtpmap:111 opus/48000/2",
-            ]
-        }
-        let sdp = lines.joined(separator: "\r\n") + "\r\n"
-        let data = try? JSONSerialization.data(withJSONObject: ["type": "offer", "sdp": sdp])
-        return String(decoding: data ?? Data(), as: UTF8.self)
-    }
-
     @Test func anOfferWithThousandsOfSectionsIsRefusedAtOnce() async throws {
         let process = try CarrierProcess(["rtc", "answer", "--timeout", "30"])
         let started = ContinuousClock.now
-        process.writeLine(Self.offer(sections: 2000))
+        process.writeLine(SyntheticSDP.offerSignal(sections: 2000))
         let code = await process.waitForExit(timeout: .seconds(20))
         #expect(code == 1)
         #expect(ContinuousClock.now - started < .seconds(10))

@@ -269,7 +269,7 @@ private func collect(
     into directory: String = "", matching: @escaping @Sendable (FileTransferKey) -> Bool
 ) async -> [FileTransferEvent] {
     let box = EventLog()
-    _ = await bounded(timeout) {
+    _ = await withTimeout(timeout) { () -> Bool? in
         var chosen: FileTransferKey?
         for await event in events {
             guard case .file(let fileEvent) = event, matching(fileEvent.key), chosen == nil || chosen == fileEvent.key
@@ -292,25 +292,11 @@ private final class EventLog: @unchecked Sendable {
     var events: [FileTransferEvent] { lock.withLock { seen } }
 }
 
-/// `body`'s result, or nil once `timeout` passes.
-private func bounded<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async -> T) async -> T? {
-    await withTaskGroup(of: T?.self) { group in
-        group.addTask { await body() }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
-}
-
 /// Accepts every offer and returns the outcomes of the first `count` transfers to finish.
 private func collectAll(_ events: AsyncStream<CarrierEvent>, count: Int, accept node: Carrier, into directory: String)
     async -> [FileTransferOutcome]
 {
-    await bounded(.seconds(120)) {
+    await withTimeout(.seconds(120)) { () -> [FileTransferOutcome]? in
         var outcomes: [FileTransferOutcome] = []
         for await event in events {
             guard case .file(let fileEvent) = event else { continue }

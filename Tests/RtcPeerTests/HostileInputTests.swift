@@ -8,27 +8,12 @@ import Testing
 /// What a hostile or broken peer sends a peer connection: bounded in cost,
 /// refused or dropped with a reason, never silently.
 @Suite struct HostileInputTests {
-    static func offer(sections: Int) -> String {
-        var lines = [
-            "v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "t=0 0",
-            "a=fingerprint:sha-256 " + Array(repeating: "AB", count: 32).joined(separator: ":"), "a=ice-ufrag:abcd",
-            "a=ice-pwd:abcdefghijklmnopqrstuvwx",
-        ]
-        for index in 0..<sections {
-            lines += [
-                "m=audio 9 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 0.0.0.0", "a=mid:\(index)", "a=rtpmap:111 opus/48000/2",
-                "a=sendrecv", "a=setup:actpass", "a=rtcp-mux",
-            ]
-        }
-        return lines.joined(separator: "\r\n") + "\r\n"
-    }
-
     /// Sections map to transceivers through dictionaries: 256 (the most a
     /// description may have) are answered one to one; 257 are refused.
     @Test func anOfferWithTheMostSectionsIsAnsweredAndOneMoreRefused() async throws {
         let peer = try PeerConnection(configuration: LoopbackCall.loopback)
         let started = ContinuousClock.now
-        try await peer.setRemoteDescription(Self.offer(sections: 256))
+        try await peer.setRemoteDescription(SyntheticSDP.offer(sections: 256))
         let answer = try await peer.createAnswer()
         print("256 sections answered in \(ContinuousClock.now - started)")  // for the notes, not asserted
         #expect(answer.components(separatedBy: "\r\nm=audio").count - 1 == 256)
@@ -36,7 +21,7 @@ import Testing
         await peer.close()
         let other = try PeerConnection(configuration: LoopbackCall.loopback)
         await #expect {
-            try await other.setRemoteDescription(Self.offer(sections: 257))
+            try await other.setRemoteDescription(SyntheticSDP.offer(sections: 257))
         } throws: { error in
             "\(error)".contains("more than 256 media sections")
         }
@@ -104,17 +89,7 @@ import Testing
 
     @Test func strayDatagramsAreDroppedAndTheDataGoesOn() async throws {
         let call = try LoopbackCall()
-        let channel = await call.offerer.createDataChannel(DataChannelParameters(label: "data"))
-        let answererEvents = await call.answerer.events()
-        let remoteChannel = Task {
-            await answererEvents.first(within: .seconds(10)) { event -> DataChannel? in
-                if case .dataChannel(let channel) = event { return channel }
-                return nil
-            }
-        }
-        #expect(try await call.connect())
-        #expect(await channel.events.first(within: .seconds(10)) { $0 == .open ? true : nil } == true)
-        let remote = try #require(await remoteChannel.value)
+        let (channel, remote) = try #require(try await call.connectWithChannel())
         // Both ends' ports, from their selected pairs.
         let ports = [
             await call.offerer.stats().selectedPair?.local, await call.answerer.stats().selectedPair?.local,
@@ -137,18 +112,7 @@ import Testing
             await call.offerer.sendRawDatagram(stray)
             if index < 2000 { try channel.send([UInt8](repeating: UInt8(index % 256), count: 1000)) }
         }
-        let delivered = await Task { () -> Int? in
-            await withTaskGroup(of: Int?.self) { group in
-                group.addTask { await received.value }
-                group.addTask {
-                    try? await Task.sleep(for: .seconds(20))
-                    return nil
-                }
-                let first = await group.next() ?? nil
-                group.cancelAll()
-                return first
-            }
-        }.value
+        let delivered = await withTimeout(.seconds(20)) { await received.value }
         #expect(delivered == 2000, "messages delivered in order despite the strays")
         #expect(await call.offerer.connectionState == .connected)
         #expect(await call.answerer.connectionState == .connected)
@@ -197,17 +161,7 @@ final class StraySocket: Sendable {
 @Suite struct UnacknowledgedAmountTests {
     @Test func unacknowledgedBytesFallToZeroOnlyOnceThePeerHasThem() async throws {
         let call = try LoopbackCall()
-        let channel = await call.offerer.createDataChannel(DataChannelParameters(label: "data"))
-        let answererEvents = await call.answerer.events()
-        let remoteChannel = Task {
-            await answererEvents.first(within: .seconds(10)) { event -> DataChannel? in
-                if case .dataChannel(let channel) = event { return channel }
-                return nil
-            }
-        }
-        #expect(try await call.connect())
-        #expect(await channel.events.first(within: .seconds(10)) { $0 == .open ? true : nil } == true)
-        let remote = try #require(await remoteChannel.value)
+        let (channel, remote) = try #require(try await call.connectWithChannel())
         let total = 160 * 65536
         let received = Task { () -> Int in
             var bytes = 0

@@ -70,6 +70,24 @@ struct LoopbackCall {
         await offerer.close()
         await answerer.close()
     }
+
+    /// The offerer opens a data channel and the two connect: both ends of the
+    /// channel once it is open (bounded waits; nil on failure).
+    func connectWithChannel(label: String = "data") async throws -> (local: DataChannel, remote: DataChannel)? {
+        let channel = await offerer.createDataChannel(DataChannelParameters(label: label))
+        let answererEvents = await answerer.events()
+        let remoteChannel = Task {
+            await answererEvents.first(within: .seconds(10)) { event -> DataChannel? in
+                if case .dataChannel(let channel) = event { return channel }
+                return nil
+            }
+        }
+        guard try await connect(),
+            await channel.events.first(within: .seconds(10), { $0 == .open ? true : nil }) == true,
+            let remote = await remoteChannel.value
+        else { return nil }
+        return (channel, remote)
+    }
 }
 
 extension DataChannel {
@@ -195,17 +213,7 @@ extension PeerConnection {
     /// credentials while the data channel keeps its session.
     @Test func renegotiationAddsVideoAndIceRestartKeepsTheChannel() async throws {
         let call = try LoopbackCall()
-        let channel = await call.offerer.createDataChannel(DataChannelParameters(label: "data"))
-        let answererEvents = await call.answerer.events()
-        let remoteChannel = Task {
-            await answererEvents.first(within: .seconds(10)) { event -> DataChannel? in
-                if case .dataChannel(let channel) = event { return channel }
-                return nil
-            }
-        }
-        #expect(try await call.connect())
-        #expect(await channel.events.first(within: .seconds(10)) { $0 == .open ? true : nil } == true)
-        let remote = try #require(await remoteChannel.value)
+        let (channel, remote) = try #require(try await call.connectWithChannel())
 
         let video = await call.offerer.addTransceiver(.video)
         try await call.renegotiate()

@@ -1,30 +1,13 @@
 import RtcSDP
+import TestSupport
 import Testing
 
 /// Descriptions a hostile or broken peer may send: refused with a clear reason.
 @Suite struct HostileSDPTests {
-    static func offer(
-        sections: Int, fingerprint: String = "sha-256 " + Array(repeating: "AB", count: 32).joined(separator: ":")
-    )
-        -> String
-    {
-        var lines = [
-            "v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=fingerprint:\(fingerprint)", "a=ice-ufrag:abcd",
-            "a=ice-pwd:abcdefghijklmnopqrstuvwx",
-        ]
-        for index in 0..<sections {
-            lines += [
-                "m=audio 9 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 0.0.0.0", "a=mid:\(index)", "a=rtpmap:111 opus/48000/2",
-                "a=sendrecv", "a=setup:actpass", "a=rtcp-mux",
-            ]
-        }
-        return lines.joined(separator: "\r\n") + "\r\n"
-    }
-
     @Test func theNumberOfMediaSectionsIsBounded() throws {
-        #expect(try SessionDescription(parsing: Self.offer(sections: 256)).media.count == 256)
+        #expect(try SessionDescription(parsing: SyntheticSDP.offer(sections: 256)).media.count == 256)
         #expect {
-            try SessionDescription(parsing: Self.offer(sections: 257))
+            try SessionDescription(parsing: SyntheticSDP.offer(sections: 257))
         } throws: { error in
             "\(error)".contains("more than 256 media sections")
         }
