@@ -53,13 +53,15 @@ let package = Package(
 
         // Small concurrency and time helpers every layer may use.
         .target(name: "AsyncExtras", swiftSettings: strict),
+        // The one logging facility: levels, a logger per layer, stderr by default.
+        .target(name: "CarrierLog", swiftSettings: strict),
         // Names from the network made safe, and files placed without replacing any.
         .target(name: "FileSafety", swiftSettings: strict),
 
         // The P2P node on toxcore: identity, friends, messages, invites, groups.
         .target(
             name: "CarrierNode",
-            dependencies: ["CToxcore", "CSodium", "COpenSSL", "CCurl", "AsyncExtras", "FileSafety"],
+            dependencies: ["CToxcore", "CSodium", "COpenSSL", "CCurl", "AsyncExtras", "CarrierLog", "FileSafety"],
             swiftSettings: strict),
 
         // Express: the offline-delivery service (HTTP on libmicrohttpd, SQLite
@@ -77,7 +79,7 @@ let package = Package(
         .target(name: "RtcSCTP", dependencies: ["CUsrsctp", "CShim"], swiftSettings: strict),
         .target(
             name: "RtcPeer",
-            dependencies: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "AsyncExtras"],
+            dependencies: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "AsyncExtras", "CarrierLog"],
             swiftSettings: strict),
         // Media: codecs and their RTP payload formats, media files, and the
         // pipeline that carries them over a peer connection.
@@ -95,7 +97,8 @@ let package = Package(
             name: "RtcCalls", dependencies: ["RtcPeer", "RtcMedia", "RtcFileTransfer", "AsyncExtras"],
             swiftSettings: strict),
         // The one place calls meet the node: signals as invites to `friend:carrier`.
-        .target(name: "CarrierSignaling", dependencies: ["CarrierNode", "RtcCalls"], swiftSettings: strict),
+        .target(
+            name: "CarrierSignaling", dependencies: ["CarrierNode", "RtcCalls", "CarrierLog"], swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(
@@ -137,6 +140,10 @@ let package = Package(
         .testTarget(
             name: "FuzzCorpusTests",
             dependencies: ["FuzzTargets"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CarrierLogTests",
+            dependencies: ["CarrierLog"],
             swiftSettings: strict),
         .testTarget(
             name: "FileSafetyTests",

@@ -1,9 +1,10 @@
+import CarrierLog
 import CarrierNode
 import Foundation
 
 /// Options every command takes, before or after the command name.
 struct GlobalOptions {
-    static let valued: Set<String> = ["--data", "--bootstrap", "--config", "--express"]
+    static let valued: Set<String> = ["--data", "--bootstrap", "--config", "--express", "--log-level"]
     static let flags: Set<String> = ["--json", "--help", "--loopback", "--tcp-only"]
     static let help = """
         Global options (before or after the command):
@@ -16,6 +17,8 @@ struct GlobalOptions {
           --loopback                 keep all traffic on 127.0.0.1 (no LAN discovery, no IPv6)
           --tcp-only                 disable UDP; reach the network through TCP relays
           --json                     machine-readable output: one JSON object per line on stdout
+          --log-level LEVEL          what the library logs to stderr: error, warning (default),
+                                     info (drops, fallbacks) or debug
           -h, --help                 help for the command
         Logs and progress go to stderr.
         """
@@ -28,6 +31,12 @@ struct GlobalOptions {
     var output: Output
 
     init(_ arguments: Arguments) throws {
+        if let text = arguments.value("--log-level") {
+            guard let level = LogLevel(text) else {
+                throw UsageError("--log-level takes error, warning, info or debug, not \(text)")
+            }
+            LogSettings.level = level
+        }
         dataDirectory = arguments.value("--data") ?? Self.defaultDataDirectory()
         output = Output(json: arguments.flag("--json"))
         if let path = arguments.value("--config") {

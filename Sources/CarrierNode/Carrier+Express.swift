@@ -47,7 +47,12 @@ extension Carrier {
             data: payload, nospam: address.nospam)
         guard let sealed = request.seal(to: address.userId, senderSecretKey: client.secretKey) else { return }
         // `stop()` waits for it (bounded by the HTTP timeout), so a node that stops right away still leaves it.
-        deposits.append(Task { try? await client.deposit(sealed, to: address.userId, id: id) })
+        deposits.append(
+            Task {
+                do { try await client.deposit(sealed, to: address.userId, id: id) } catch {
+                    Self.log.warning("the friend request to \(address.userId) was not left on Express: \(error)")
+                }
+            })
     }
 
     /// Messages whose receipt is late go to Express (once); their receipt is then `.offline`.
@@ -100,11 +105,20 @@ extension Carrier {
             var after: UInt64 = 0
             // Bounded: at most 100 batches per node in one pull.
             for _ in 0..<100 {
-                guard let (records, more) = try? await client.pull(after: after, from: node), !killed else { break }
+                let batch: (records: [ExpressProtocol.Record], more: Bool)
+                do { batch = try await client.pull(after: after, from: node) } catch {
+                    Self.log.warning("pulling offline messages from \(node.host):\(node.port) failed: \(error)")
+                    break
+                }
+                guard !killed else { break }
+                let (records, more) = batch
                 guard let last = records.last?.seq else { break }
                 keepOffline(records)
                 if Self.stopPullAfterKeepingForTests { return }
-                try? await client.delete(through: last, on: node)
+                do { try await client.delete(through: last, on: node) } catch {
+                    // Kept here and known by id: pulled again, they are not delivered twice.
+                    Self.log.warning("deleting pulled messages on \(node.host):\(node.port) failed: \(error)")
+                }
                 after = last
                 if !more { break }
             }

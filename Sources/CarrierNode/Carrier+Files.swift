@@ -359,7 +359,9 @@ extension Carrier {
         let packet = WirePacket.fileResult(
             sha256: key.sha256, status: verdict.rawValue,
             reason: reason.map { SafeFileName.truncated($0, toBytes: WirePacket.maxReasonLength) })
-        try? enqueue([packet], to: number, friend: key.friend)
+        do { try enqueue([packet], to: number, friend: key.friend) } catch {
+            Self.log.warning("the verdict on \(key) did not go out: \(error)")
+        }
         // Out before a CANCEL that may follow, so the sender reads the reason first.
         flushOutgoing()
     }

@@ -102,7 +102,9 @@ extension Carrier {
         let packet = WirePacket.receipt(
             messageId: messageId, status: refusal == nil ? 0 : 1,
             reason: refusal.map { String($0.utf8.prefix(WirePacket.maxReasonLength)) ?? "refused" })
-        try? enqueue([packet], to: number, friend: friend)
+        do { try enqueue([packet], to: number, friend: friend) } catch {
+            Self.log.warning("the receipt for message \(messageId) to \(friend) did not go out: \(error)")
+        }
     }
 
     func expireReceipts(now: ContinuousClock.Instant) {

@@ -1,4 +1,5 @@
 import CToxcore
+import CarrierLog
 import Foundation
 
 /// A peer-to-peer node on toxcore: identity, friends, messages with receipts,
@@ -169,7 +170,7 @@ public actor Carrier {
         for deposit in deposits { await deposit.value }
         deposits = []
         loopTask = nil
-        if dirty { try? persist() }
+        if dirty { persistOrLog() }
         failEverythingPending(reason: "the node stopped")
         closeAllFiles(reason: "the node stopped")
         killed = true
@@ -207,7 +208,7 @@ public actor Carrier {
         flushFileChunks()
         expire(now: clock.now)
         pullIfDue(now: clock.now)
-        if dirty { try? persist() }
+        if dirty { persistOrLog() }
         checkWaiters()
     }
 
@@ -238,7 +239,15 @@ public actor Carrier {
     func emit(_ event: CarrierEvent) { hub.send(event) }
 
     func drop(from: UserId?, _ reason: String) {
+        Self.log.info("dropped from \(from?.description ?? "unknown"): \(reason)")
         emit(.dropped(from: from, reason: reason))
+    }
+
+    static let log = Logger("node")
+
+    /// Saves the state, saying so when it cannot (a full disk, a removed directory).
+    func persistOrLog() {
+        do { try persist() } catch { Self.log.error("cannot save the node's state: \(error)") }
     }
 
     /// Waits until `condition` holds, re-checked after every loop iteration.

@@ -1,3 +1,4 @@
+import CarrierLog
 import CarrierNode
 import RtcCalls
 import RtcPeer
@@ -23,7 +24,7 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
         self.carrier = carrier
         extraServers = iceServers
         // Fetched now so that the first call does not wait for it.
-        if await carrier.hasExpress { _ = try? await carrier.turnServerInfo() }
+        if await carrier.hasExpress { _ = await Self.turn(carrier) }
         let invites = try await carrier.registerExtension(Self.extensionName)
         let (stream, continuation) = AsyncStream<SignalingInput>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         self.stream = stream
@@ -62,8 +63,18 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
 
     public func inputs() async -> AsyncStream<SignalingInput> { stream }
 
+    private static let log = Logger("calls")
+
+    /// TURN from Express; a call goes on without it (said in the log).
+    private static func turn(_ carrier: Carrier) async -> TurnServerInfo? {
+        do { return try await carrier.turnServerInfo() } catch {
+            log.warning("no TURN server for calls: \(error)")
+            return nil
+        }
+    }
+
     public func iceServers() async -> [PeerConfiguration.IceServer] {
-        guard await carrier.hasExpress, let turn = try? await carrier.turnServerInfo() else { return extraServers }
+        guard await carrier.hasExpress, let turn = await Self.turn(carrier) else { return extraServers }
         return extraServers
             + turn.urls.map {
                 PeerConfiguration.IceServer(url: $0, username: turn.username, credential: turn.credential)

@@ -1,4 +1,5 @@
 import AsyncExtras
+import CarrierLog
 import Foundation
 import RtcDTLS
 import RtcICE
@@ -381,6 +382,7 @@ public actor PeerConnection {
     }
 
     private func countDropped(_ reason: String) {
+        Logger("peer").info("remote candidate dropped: \(reason)")
         droppedCandidates[reason, default: 0] += 1
     }
 

@@ -1,3 +1,4 @@
+import CarrierLog
 import Dispatch
 import Foundation
 import RtcDTLS
@@ -219,8 +220,15 @@ final class SecureTransport: @unchecked Sendable {
     private func srtpSessions() -> (outbound: SrtpSession?, inbound: SrtpSession?) {
         if let (profile, keys) = srtpKeys {
             srtpKeys = nil
-            srtpOut = try? SrtpSession(profile: profile, key: keys.localKey, salt: keys.localSalt, direction: .outbound)
-            srtpIn = try? SrtpSession(profile: profile, key: keys.remoteKey, salt: keys.remoteSalt, direction: .inbound)
+            do {
+                srtpOut = try SrtpSession(
+                    profile: profile, key: keys.localKey, salt: keys.localSalt, direction: .outbound)
+                srtpIn = try SrtpSession(
+                    profile: profile, key: keys.remoteKey, salt: keys.remoteSalt, direction: .inbound)
+            } catch {
+                // No media can flow on this connection: say why, once.
+                Logger("srtp").error("cannot make the SRTP sessions (\(profile)): \(error)")
+            }
         }
         return (srtpOut, srtpIn)
     }

@@ -28,6 +28,21 @@ import Testing
         #expect(process.stderr.contains("candidates before any description: held"))
     }
 
+    /// `--log-level info` shows what the library drops; the default (warning) does not.
+    @Test func theLogLevelShowsDroppedCandidates() async throws {
+        let sdp = SyntheticSDP.offer(sections: 1) + "a=candidate:1 1 udp 2122260223 device.invalid 9 typ host\r\n"
+        let line = String(
+            decoding: try JSONSerialization.data(withJSONObject: ["type": "offer", "sdp": sdp]), as: UTF8.self)
+        for (level, shown) in [("info", true), ("warning", false)] {
+            let process = try CarrierProcess(["rtc", "answer", "--timeout", "10", "--log-level", level])
+            process.writeLine(line)
+            process.closeInput()
+            #expect(await process.waitForExit(timeout: .seconds(20)) != nil)
+            let said = process.stderr.contains("info peer: remote candidate dropped: reserved .invalid host name")
+            #expect(said == shown, "--log-level \(level): \(process.stderr.suffix(400))")
+        }
+    }
+
     @Test func theTimeoutEndsTheProcessOnTime() async throws {
         let process = try CarrierProcess(["rtc", "answer", "--timeout", "1"])
         let started = ContinuousClock.now
