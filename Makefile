@@ -1,7 +1,7 @@
 # Every target installs what is missing first (scripts/setup.sh is idempotent and quick when all is there).
 SWIFT ?= swift
 
-.PHONY: setup build test demo bench fuzz fuzz-smoke format clean
+.PHONY: setup build test demo bench soak fuzz fuzz-smoke format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -42,6 +42,15 @@ bench: setup
 	python3 scripts/bench_transport.py .build/release/carrier
 	python3 scripts/bench_media.py .build/release/carrier
 	python3 scripts/bench_friend_file.py .build/release/carrier
+
+# A long-running node that short-lived peers come to and leave (PEERS each,
+# default 200): new identities that befriend it, then one identity started
+# again and again to message it. Reports the seconds each took to reach it.
+PEERS ?= 200
+soak: setup
+	$(SWIFT) build $(RELEASE) --product carrier
+	PEERS=$(PEERS) MODE=new python3 scripts/soak_reachability.py .build/release/carrier
+	PEERS=$(PEERS) MODE=same python3 scripts/soak_reachability.py .build/release/carrier
 
 # Fuzzing: libFuzzer with AddressSanitizer over every parser of network bytes
 # (Sources/FuzzTargets). `make fuzz` runs each target for FUZZ_SECONDS (default
