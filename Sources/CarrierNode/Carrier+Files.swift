@@ -266,7 +266,7 @@ extension Carrier {
             return drop(from: friend, "file offer refused: \(reason)")
         }
         let safe = SafeFileName.make(String(decoding: name, as: UTF8.self))
-        incomingFiles[key] = IncomingFile(key: key, name: safe, size: size, slot: slot)
+        incomingFiles[key] = IncomingFile(key: key, name: safe, size: size, slot: slot, offeredAt: clock.now)
         fileSlots[slot] = key
         emit(.file(.offered(FileOffer(key: key, name: safe, size: size))))
     }
@@ -479,12 +479,20 @@ extension Carrier {
         }
     }
 
-    /// Fails senders whose receiver never gave a verdict.
+    /// Fails senders whose receiver never gave a verdict, and refuses offers the
+    /// application left unanswered (they would hold one of the 64 places forever).
     func expireFiles(now: ContinuousClock.Instant) {
         for (key, file) in outgoingFiles {
             if let deadline = file.deadline, now > deadline {
                 finishOutgoing(key, .failed("no confirmation from the receiver within \(Self.fileVerdictTimeout)"))
             }
+        }
+        for (key, file) in incomingFiles where file.directory == nil && now - file.offeredAt > options.fileOfferTimeout
+        {
+            let reason = "not answered within \(options.fileOfferTimeout)"
+            sendFileVerdict(key, .refused, reason: reason)
+            control(file.slot, TOX_FILE_CONTROL_CANCEL)
+            finishIncoming(key, .cancelled(byPeer: false, reason: reason))
         }
     }
 

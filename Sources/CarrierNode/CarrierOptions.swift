@@ -31,6 +31,8 @@ public struct CarrierOptions: Sendable {
     public var idleInterval: Duration = .milliseconds(20)
     /// A file offered by a friend that is larger than this is refused at once.
     public var maxIncomingFileSize: UInt64 = 1 << 40
+    /// An offered file the application neither accepts nor refuses by then is refused.
+    public var fileOfferTimeout: Duration = .seconds(600)
     /// Express nodes for offline delivery and TURN credentials, tried in order.
     public var expressNodes: [ExpressNode] = []
     /// How often the node pulls its offline messages (also on start and when a friend connects).

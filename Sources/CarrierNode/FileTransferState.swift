@@ -43,6 +43,8 @@ struct IncomingFile {
     var pausedByUs = false
     var pausedByPeer = false
     var lastProgress: ContinuousClock.Instant?
+    /// When it was offered: an offer the application never answers is refused after `fileOfferTimeout`.
+    var offeredAt: ContinuousClock.Instant
 }
 
 /// The bytes received so far, in `DIR/.carrier-partial/`, named after the

@@ -200,6 +200,26 @@ import Testing
         #expect(sent.filter(\.isFinished).count == 1)
     }
 
+    /// An application that never answers an offer does not hold its place forever.
+    @Test func anOfferLeftUnansweredIsRefusedAfterTheTimeout() async throws {
+        let net = try await TestNetwork.shared()
+        var options = CarrierOptions(dataDirectory: net.root + "/gus", bootstrapNodes: [net.entry])
+        options.loopbackOnly = true
+        options.fileOfferTimeout = .seconds(1)
+        let gus = try Carrier(options: options)
+        try await gus.start()
+        #expect(await gus.waitUntilReady(timeout: .seconds(60)))
+        try await TestNetwork.befriend(net.alice, gus)
+        let (source, _) = try makeFile(bytes: 5000, name: "ignored.bin")
+        let aliceEvents = await net.alice.events()
+        let sending = Task { await collect(aliceEvents) { $0.outgoing && $0.friend == gus.userId } }
+        let key = try await net.alice.sendFile(at: source, to: gus.userId)
+        let sent = await sending.value
+        #expect(sent.last == .finished(key, .cancelled(byPeer: true, reason: "not answered within 1.0 seconds")))
+        #expect(await gus.fileTransfers().isEmpty)
+        await gus.stop()
+    }
+
     /// The sender's process goes away mid-transfer; started again, it sends the
     /// same file once more and the receiver, which kept its bytes, carries on
     /// from them without asking its application again.
