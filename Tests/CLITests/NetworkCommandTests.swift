@@ -68,6 +68,53 @@ import Testing
         #expect(await node.waitForExit(timeout: .seconds(10)) == 0)
     }
 
+    /// Two friends in a group: one creates it and invites, the other joins; each
+    /// hears the other's message and the title.
+    @Test func groupsAcrossProcesses() async throws {
+        let root = temporaryDirectory("group")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let node = try CarrierProcess(["node", "--host", "127.0.0.1"])
+        defer { node.interrupt() }
+        let entry = try #require(await node.waitForLine(containing: "127.0.0.1:", timeout: .seconds(20)))
+        let common = ["--bootstrap", entry, "--loopback"]
+        let (_, bobLines, _) = try await CarrierProcess.run(["id", "--data", root + "/bob", "--json"])
+        let bob = try #require(json(bobLines.last))
+        let (_, aliceLines, _) = try await CarrierProcess.run(["id", "--data", root + "/alice", "--json"])
+        let aliceUser = try #require(json(aliceLines.last)?["userId"] as? String)
+        let listener = try CarrierProcess(["listen", "--accept-friends", "--data", root + "/bob"] + common)
+        let (added, _, addError) = try await CarrierProcess.run(
+            ["friend", "add", try #require(bob["address"] as? String), "--wait", "90", "--data", root + "/alice"]
+                + common, timeout: .seconds(120))
+        #expect(added == 0, "friend add failed: \(addError.suffix(500))")
+        listener.interrupt()
+        _ = await listener.waitForExit(timeout: .seconds(10))
+
+        let joiner = try CarrierProcess(
+            [
+                "group", "join", "--from", aliceUser, "--say", "hi from bob", "--duration", "60", "--json", "--data",
+                root + "/bob",
+            ] + common)
+        let creator = try CarrierProcess(
+            [
+                "group", "create", "--title", "the test", "--invite", try #require(bob["userId"] as? String),
+                "--duration", "60", "--json", "--data", root + "/alice",
+            ] + common)
+        defer {
+            joiner.interrupt()
+            creator.interrupt()
+        }
+        // Bob says his line once Alice is there; Alice answers on stdin once she heard him.
+        let heardByAlice = await creator.waitForLine(containing: "hi from bob", timeout: .seconds(90))
+        creator.writeLine("hi from alice")
+        let heardByBob = await joiner.waitForLine(containing: "hi from alice", timeout: .seconds(30))
+        #expect(
+            json(heardByBob)?["event"] as? String == "groupMessage",
+            "bob: \(joiner.lines.joined(separator: "\n").suffix(800)) \(joiner.stderr.suffix(300))")
+        #expect(json(heardByAlice)?["from"] as? String == bob["userId"] as? String)
+        let title = await joiner.waitForLine(containing: "groupTitle", timeout: .seconds(10))
+        #expect(json(title)?["title"] as? String == "the test")
+    }
+
     @Test func demoRunsTheWholeNodeStory() async throws {
         let recordings = temporaryDirectory("demo-recordings")
         defer { try? FileManager.default.removeItem(atPath: recordings) }
