@@ -32,6 +32,7 @@ let package = Package(
             ]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
         .executable(name: "echo-bot", targets: ["EchoBot"]),
+        .executable(name: "offline-and-files", targets: ["OfflineAndFiles"]),
     ],
     targets: [
         // C modules: no Swift code, only module maps over the real headers.
@@ -123,6 +124,11 @@ let package = Package(
             name: "EchoBot",
             dependencies: ["CarrierNode"],
             path: "samples/EchoBot",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "OfflineAndFiles",
+            dependencies: ["CarrierNode", "ExpressServer", "AsyncExtras"],
+            path: "samples/OfflineAndFiles",
             swiftSettings: strict),
 
         // Helpers shared by the test targets: child processes, bounded waits.
@@ -217,6 +223,10 @@ let package = Package(
         .testTarget(
             name: "InteropTests",
             dependencies: ["TestSupport", "RtcPeer", "RtcMediaFiles", "ExpressServer", "CarrierNode"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "SamplesTests",
+            dependencies: ["TestSupport", "OfflineAndFiles"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

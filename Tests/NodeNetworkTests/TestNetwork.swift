@@ -73,8 +73,8 @@ struct TestNetwork: Sendable {
         }
         #expect(hello == "hello from a test")
         try await accepter.acceptFriend(requesterId)
-        #expect(await requester.waitUntilConnected(to: accepter.userId, timeout: .seconds(60)))
-        #expect(await accepter.waitUntilConnected(to: requesterId, timeout: .seconds(60)))
+        #expect(await requester.waitUntilConnected(to: accepter.userId, timeout: .seconds(90)))
+        #expect(await accepter.waitUntilConnected(to: requesterId, timeout: .seconds(90)))
     }
 
     static func freeTCPPort() throws -> UInt16 {
