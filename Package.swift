@@ -161,7 +161,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CarrierNodeTests",
-            dependencies: ["CarrierNode"],
+            dependencies: ["CarrierNode", "AsyncExtras"],
             resources: [.copy("Fixtures")],
             swiftSettings: strict),
         .testTarget(

@@ -23,6 +23,8 @@ public actor Carrier {
     let lockFd: Int32?
 
     var loopTask: Task<Void, Never>?
+    /// Wakes the loop when the UDP socket has data (see `SocketWatch`).
+    var socketWatch: SocketWatch?
     var running = false
     var killed = false
     var connected = false
@@ -157,6 +159,8 @@ public actor Carrier {
         guard !killed else { throw .notRunning }
         guard !running else { return }
         for node in options.bootstrapNodes { bootstrap(node) }
+        let waker = waker
+        socketWatch = udpPort().flatMap { SocketWatch(udpPort: $0) { waker.wake() } }
         running = true
         loopTask = Task { await self.runLoop() }
     }
@@ -167,6 +171,8 @@ public actor Carrier {
         running = false
         waker.wake()
         await loopTask?.value
+        socketWatch?.cancel()
+        socketWatch = nil
         for deposit in deposits { await deposit.value }
         deposits = []
         loopTask = nil
@@ -203,6 +209,7 @@ public actor Carrier {
 
     func iterate() {
         tox_iterate(tox, buffer.pointer)
+        socketWatch?.rearm()
         for event in buffer.drain() { handle(event) }
         flushOutgoing()
         flushFileChunks()
