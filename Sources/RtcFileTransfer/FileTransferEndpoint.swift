@@ -36,10 +36,16 @@ public actor FileTransferEndpoint {
         case channelClosed
         case protocolViolation(String)
         case cancelled
+        /// The receiver said no at once (no receive directory, too large, busy).
+        case refused
+        /// No acknowledgement came within a time that scales with the size.
+        case noAcknowledgement(Duration)
 
         public var description: String {
             switch self {
             case .cancelled: "the transfer was cancelled"
+            case .refused: "the receiver refused the file (it takes no files, the file is too large, or it is busy)"
+            case .noAcknowledgement(let wait): "no acknowledgement from the receiver within \(wait)"
             case .busy: "a file is already being sent on this channel"
             case .unreadable(let why): "cannot read the file: \(why)"
             case .channelClosed: "the data channel closed before the transfer finished"
@@ -63,6 +69,8 @@ public actor FileTransferEndpoint {
     private let onReceived: @Sendable (Outcome) -> Void
     private var drainWaiter: CheckedContinuation<Void, Never>?
     private var ackWaiter: CheckedContinuation<FileMessage?, Never>?
+    /// An ack that came while still sending: the receiver refused the file.
+    private var earlyAck: FileMessage?
     private var incoming: Incoming?
     private var sending = false
     private var closed = false
@@ -176,9 +184,17 @@ public actor FileTransferEndpoint {
         } catch {
             throw .channelClosed
         }
-        let ack = await waitForAck(name: name, total: size)
+        // The receiver has the last byte once SCTP drains: a minute, plus a second per MB.
+        let wait = Duration.seconds(60) + .milliseconds(Int64(size / 1000))
+        var ack = earlyAck
+        earlyAck = nil
+        if ack == nil { ack = await waitForAck(name: name, total: size, within: wait) }
         if cancelSending { throw .cancelled }
-        guard case .ack(_, let bytes, let theirHash, let ok)? = ack else { throw .channelClosed }
+        guard case .ack(_, let bytes, let theirHash, let ok)? = ack else {
+            throw closed ? .channelClosed : .noAcknowledgement(wait)
+        }
+        // A refusal (nothing taken, no hash), whether it came early or after the last byte.
+        if !ok, bytes == 0, theirHash.isEmpty, size > 0 { throw .refused }
         return Outcome(
             name: name, bytes: bytes, sha256: theirHash, ok: ok && theirHash == sha256 && bytes == size,
             seconds: seconds(since: started), path: nil)
@@ -274,7 +290,13 @@ public actor FileTransferEndpoint {
 
     /// Waits for the receiver's ack, reporting progress while SCTP drains; the
     /// last report is the whole file once the receiver confirmed it.
-    private func waitForAck(name: String, total: UInt64) async -> FileMessage? {
+    private func waitForAck(name: String, total: UInt64, within wait: Duration) async -> FileMessage? {
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: wait)
+            guard !Task.isCancelled else { return }
+            await self?.giveUpWaitingForAck()
+        }
+        defer { timer.cancel() }
         let reporter = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(250))
@@ -290,8 +312,17 @@ public actor FileTransferEndpoint {
         return ack
     }
 
+    private func giveUpWaitingForAck() {
+        ackWaiter?.resume(returning: nil)
+        ackWaiter = nil
+    }
+
     private func paceOrStop(_ name: String) async throws(TransferError) {
         while true {
+            if case .ack(_, _, _, false)? = earlyAck {
+                earlyAck = nil
+                throw .refused
+            }
             if cancelSending {
                 try? channel.send(CancelMessage.json(name: name))
                 throw .cancelled
@@ -319,8 +350,15 @@ public actor FileTransferEndpoint {
             }
             switch FileMessage(json: text) {
             case .ack?:
-                ackWaiter?.resume(returning: FileMessage(json: text))
-                ackWaiter = nil
+                if let ackWaiter {
+                    ackWaiter.resume(returning: FileMessage(json: text))
+                    self.ackWaiter = nil
+                } else if sending {
+                    // Before the last byte: a refusal (or a cut-short receive) the sender stops for.
+                    earlyAck = FileMessage(json: text)
+                    drainWaiter?.resume()
+                    drainWaiter = nil
+                }
             case .header(let name, let size, let sha256)?:
                 beginReceiving(name: name, size: size, sha256: sha256)
             case nil:
@@ -355,8 +393,12 @@ public actor FileTransferEndpoint {
     }
 
     private func beginReceiving(name: String, size: UInt64, sha256: String) {
-        guard let directory = receiveDirectory else { return }
         let safe = FileMessage.safeName(name)
+        guard let directory = receiveDirectory else {
+            // Nowhere to put it: say so at once, or the sender would send it all and wait.
+            try? channel.send(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
+            return
+        }
         guard size <= maxReceiveSize, incoming == nil else {
             try? channel.send(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
             return

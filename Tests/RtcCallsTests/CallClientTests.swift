@@ -77,6 +77,31 @@ import Testing
 }
 
 extension CallClientTests {
+    /// A receiver with nowhere to put files refuses at once; the sender stops
+    /// sending and says so, instead of sending it all and waiting forever.
+    @Test func aFileToAReceiverThatTakesNoneIsRefusedAtOnce() async throws {
+        let pair = await Pair()
+        let bobEvents = await pair.bob.events()
+        let aliceEvents = await pair.alice.events()
+        let root = temporaryDirectory("call-refused")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = root + "/big.bin"
+        try Data(count: 40_000_000).write(to: URL(fileURLWithPath: file))
+        let call = try await pair.alice.makeCall(to: "bob", options: [.data])
+        let incoming = try #require(await Self.next(bobEvents) { if case .incoming(let c) = $0 { c } else { nil } })
+        try await pair.bob.accept(incoming.id, media: CallMedia())
+        _ = await Self.next(aliceEvents) { event -> Call? in
+            if case .stateChanged(let c) = event, c.state == .connected { return c }
+            return nil
+        }
+        let started = ContinuousClock.now
+        await #expect(throws: FileTransferEndpoint.TransferError.refused) {
+            try await pair.alice.sendFile(file, callId: call.id)
+        }
+        print("refused after \(ContinuousClock.now - started)")  // for the notes, not asserted
+        try await pair.alice.endCall(call.id)
+    }
+
     static func ended(_ events: AsyncStream<CallEvent>, within: Duration = .seconds(15)) async -> Call? {
         await next(events, within: within) { if case .ended(let c) = $0 { c } else { nil } }
     }
