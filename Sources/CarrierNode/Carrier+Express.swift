@@ -73,8 +73,7 @@ extension Carrier {
     /// For tests: records a message to `friend` as sent `ago` without a receipt
     /// (as a friend that stopped answering would leave it); returns its id.
     func pretendSentWithoutReceipt(_ data: [UInt8], to friend: UserId, ago: Duration) -> MessageId {
-        let id = nextMessageId
-        nextMessageId = nextMessageId == .max ? 1 : nextMessageId + 1
+        let id = takeMessageId()
         receipts[id] = PendingReceipt(to: friend, sentAt: clock.now - ago, payload: (nil, data))
         noteActivity()
         return id

@@ -26,8 +26,7 @@ extension Carrier {
             throw .tooLong("a message is at most \(Self.maxMessageSize) bytes, this one is \(data.count)")
         }
         try ensureAlive()
-        let id = nextMessageId
-        nextMessageId = nextMessageId == .max ? 1 : nextMessageId + 1
+        let id = takeMessageId()
         guard friends[friend]?.connected == true else {
             guard !options.expressNodes.isEmpty else { throw .friendOffline(friend.description) }
             receipts[id] = PendingReceipt(to: friend, sentAt: clock.now)
@@ -53,6 +52,12 @@ extension Carrier {
         flushOutgoing()
         noteActivity()
         return id
+    }
+
+    /// The next message id (1 to UInt32.max, then around again).
+    func takeMessageId() -> MessageId {
+        defer { nextMessageId = nextMessageId == .max ? 1 : nextMessageId + 1 }
+        return nextMessageId
     }
 
     /// Sends a message and waits for its receipt.
