@@ -67,7 +67,7 @@ struct DemoCommand: Command {
         record("bootstrapMs", "bootstrap node", since: started, entry.description)
 
         started = ContinuousClock.now
-        let express = try ExpressServer(configuration: .init(databasePath: root + "-express.db"))
+        let express = try ExpressEndpoint(configuration: .init(databasePath: root + "-express.db"))
         defer {
             express.stop()
             for suffix in ["", "-wal", "-shm"] {

@@ -57,8 +57,8 @@ struct ExpressCommand: Command {
         default:
             throw UsageError("--turn-secret and --turn-url go together")
         }
-        let server: ExpressServer
-        do { server = try ExpressServer(host: host, port: port, configuration: configuration) } catch {
+        let server: ExpressEndpoint
+        do { server = try ExpressEndpoint(host: host, port: port, configuration: configuration) } catch {
             throw CarrierError.invalidArgument("cannot start the Express node: \(error)")
         }
         let entry = server.entry.description

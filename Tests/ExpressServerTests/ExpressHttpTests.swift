@@ -7,7 +7,7 @@ import Testing
 /// The node's Express client against a real Express node over HTTP on 127.0.0.1.
 @Suite struct ExpressHttpTests {
     @Test func clientAndServerOverHttp() async throws {
-        let server = try ExpressServer(configuration: .init())
+        let server = try ExpressEndpoint(configuration: .init())
         defer { server.stop() }
         let alice = TestUser()
         let bob = TestUser()
@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func aClientTrustsOnlyTheKeyItWasGiven() async throws {
-        let server = try ExpressServer(configuration: .init())
+        let server = try ExpressEndpoint(configuration: .init())
         defer { server.stop() }
         let bob = TestUser()
         var impostor = server.entry
@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test func anOversizeBodyIsRefusedWith413AndTheServerGoesOn() async throws {
-        let server = try ExpressServer(configuration: .init())
+        let server = try ExpressEndpoint(configuration: .init())
         defer { server.stop() }
         let alice = TestUser()
         let bob = TestUser()
@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func anUnreachableNodeIsSkippedForTheNext() async throws {
-        let server = try ExpressServer(configuration: .init())
+        let server = try ExpressEndpoint(configuration: .init())
         defer { server.stop() }
         let alice = TestUser()
         var dead = server.entry

@@ -89,7 +89,7 @@ import Testing
     @Test func aMessageToAnOfflineFriendArrivesOnceWhenItIsBackEvenAcrossAnExpressRestart() async throws {
         let net = try await TestNetwork.shared()
         let database = net.root + "/express-\(UUID().uuidString.prefix(6)).db"
-        var server: ExpressServer? = try ExpressServer(configuration: .init(databasePath: database))
+        var server: ExpressEndpoint? = try ExpressEndpoint(configuration: .init(databasePath: database))
         let entry = try #require(server?.entry)
         let (pair, recipient) = try await Pair.make(net, tag: "a", express: [entry])
         await pair.takeOffline(recipient)
@@ -100,7 +100,7 @@ import Testing
         #expect(first == .offline)
         // The Express node restarts (same database and port): what it confirmed is still there.
         server?.stop()
-        server = try ExpressServer(port: entry.port, configuration: .init(databasePath: database))
+        server = try ExpressEndpoint(port: entry.port, configuration: .init(databasePath: database))
         #expect(server?.entry == entry)
         let second = try await pair.sender.deliverMessage(Array("and again".utf8), to: pair.recipientId.description)
         #expect(second == .offline)
@@ -126,7 +126,7 @@ import Testing
     /// the friend gets it from there.
     @Test func aMessageWhoseReceiptIsLateGoesToExpress() async throws {
         let net = try await TestNetwork.shared()
-        let server = try ExpressServer(configuration: .init())
+        let server = try ExpressEndpoint(configuration: .init())
         let (pair, recipient) = try await Pair.make(net, tag: "late", express: [server.entry])
         let events = await pair.sender.events()
         // As if the message had gone out 31 s ago and no receipt had come.
@@ -150,7 +150,7 @@ import Testing
     /// them on Express: started again, it delivers each message exactly once.
     @Test func aCrashBetweenPullAndDeleteDeliversOnce() async throws {
         let net = try await TestNetwork.shared()
-        let server = try ExpressServer(configuration: .init(databasePath: net.root + "/express-crash.db"))
+        let server = try ExpressEndpoint(configuration: .init(databasePath: net.root + "/express-crash.db"))
         let (pair, recipient) = try await Pair.make(net, tag: "b", express: [server.entry])
         await pair.takeOffline(recipient)
         #expect(
@@ -202,7 +202,7 @@ final class MessageLog: @unchecked Sendable {
 @Suite(.timeLimit(.minutes(5))) struct ExpressFriendRequestTests {
     @Test func aFriendRequestWaitsOnExpressForAnOfflineAddress() async throws {
         let net = try await TestNetwork.shared()
-        let server = try ExpressServer(configuration: .init())
+        let server = try ExpressEndpoint(configuration: .init())
         let requester = try ExpressDeliveryTests.Pair.node(
             "requester", root: net.root, entry: net.entry, express: [server.entry])
         let away = try ExpressDeliveryTests.Pair.node("away", root: net.root, entry: net.entry, express: [server.entry])

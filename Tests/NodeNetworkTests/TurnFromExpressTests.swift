@@ -29,7 +29,7 @@ import Testing
         let coturn = try await CoturnServer()
         var configuration = ExpressService.Configuration()
         configuration.turn = TurnIssuer(urls: ["turn:127.0.0.1:\(coturn.port)"], secret: coturn.secret)
-        let express = try ExpressServer(configuration: configuration)
+        let express = try ExpressEndpoint(configuration: configuration)
         let (pair, callee) = try await ExpressDeliveryTests.Pair.make(net, tag: "turn", express: [express.entry])
 
         let info = try await pair.sender.turnServerInfo()

@@ -27,7 +27,7 @@ bootstrapOptions.loopbackOnly = true
 let bootstrap = try Carrier(options: bootstrapOptions)
 try await bootstrap.start()
 guard let entry = await bootstrap.bootstrapEntry() else { fail("the bootstrap node has no port") }
-let express = try ExpressServer(configuration: .init())
+let express = try ExpressEndpoint(configuration: .init())
 say("network: bootstrap \(entry), Express \(express.entry)")
 
 func peer(_ name: String) throws -> Carrier {
