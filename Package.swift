@@ -145,7 +145,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "FuzzCorpusTests",
-            dependencies: ["FuzzTargets"],
+            dependencies: ["FuzzTargets", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "CarrierLogTests",

@@ -28,6 +28,8 @@ struct CallCommand: Command {
           --duration S           hang up S seconds after connecting (a file still being
                                  sent is finished first)
           --ring-timeout S       give up if nobody answers within S seconds (default 45)
+          --recovery S           when the connection is lost mid-call, restart ICE for up
+                                 to S seconds before ending the call as failed (default 30)
           --wait S               wait this long for the friend to come online (default 60)
           --host-ip IP           gather ICE candidates on IP only (127.0.0.1 for local tests)
           --turn URL --turn-user U --turn-pass P   a TURN server
@@ -38,7 +40,7 @@ struct CallCommand: Command {
         """
     static let valued: Set<String> = [
         "--audio", "--video", "--send-file", "--record", "--record-formats", "--duration", "--ring-timeout",
-        "--wait", "--host-ip", "--turn", "--turn-user", "--turn-pass",
+        "--recovery", "--wait", "--host-ip", "--turn", "--turn-user", "--turn-pass",
     ]
     static let flags: Set<String> = ["--loop"]
 
@@ -111,6 +113,7 @@ enum CallOptions {
         }
         var configuration = CallClient.Configuration(peer: peer)
         configuration.timeouts.ringing = try arguments.seconds("--ring-timeout", default: 45).milliseconds / 1000
+        configuration.timeouts.recoveryWindow = try arguments.seconds("--recovery", default: 30).milliseconds / 1000
         return configuration
     }
 }

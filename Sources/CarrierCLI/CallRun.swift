@@ -20,6 +20,9 @@ struct CallRun {
         var fileError: String?
         var wantedFile = false
         var endReason: Call.EndReason?
+        var endDetail: String?
+        var outages = 0
+        var longestOutage = 0.0
         var error: String?
 
         /// Connected, every requested transfer done, and not cut off by a failure.
@@ -36,6 +39,9 @@ struct CallRun {
             ]
             if let setupMs { object["setupMs"] = rounded(setupMs) }
             if let endReason { object["endReason"] = endReason.rawValue }
+            if let endDetail { object["endDetail"] = endDetail }
+            object["outages"] = outages
+            object["longestOutage"] = rounded(longestOutage)
             if let file {
                 object["bytes"] = Int(file.bytes)
                 object["MBps"] = rounded(Double(file.bytes) / 1e6 / max(file.seconds, 1e-9))
@@ -53,6 +59,10 @@ struct CallRun {
                     + (connected ? "connected" + (setupMs.map { " in \(rounded($0)) ms" } ?? "") : "not connected")
                     + (endReason.map { ", ended: \($0.rawValue)" } ?? "")
             ]
+            if outages > 0 {
+                lines.append("connection lost \(outages) time(s), back after at most \(rounded(longestOutage)) s")
+            }
+            if let endDetail { lines.append(endDetail) }
             for stats in sent where stats.packetsSent > 0 {
                 lines.append(
                     "sent \(stats.kind): \(stats.framesSent) frames, \(stats.bytesSent) bytes, \(rounded(stats.seconds)) s"
@@ -124,6 +134,9 @@ struct CallRun {
                 output.log("sending \(progress.name): \(progress.bytes)/\(progress.total) bytes (\(percent)%)")
             case .ended(let ended) where ended.id == call.id:
                 summary.endReason = ended.endReason
+                summary.endDetail = ended.endDetail
+                summary.outages = ended.outages
+                summary.longestOutage = ended.longestOutage
                 fileTask?.cancel()
                 statsTask?.cancel()
                 if let stats = try? await client.mediaStats(call.id) {

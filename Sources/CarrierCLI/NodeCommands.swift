@@ -62,6 +62,8 @@ struct ListenCommand: Command {
             --video FILE       send this video back (.y4m or .ivf)
             --loop             play the media files again at their end
             --host-ip IP       gather ICE candidates on IP only
+            --recovery S       restart ICE for up to S seconds when a call's connection
+                               is lost, then end it as failed (default 30)
             --turn URL --turn-user U --turn-pass P   a TURN server
         Call events print as lines (JSON objects with "event": "call…" under --json);
         each ended call prints a summary.
@@ -69,7 +71,7 @@ struct ListenCommand: Command {
     static let flags: Set<String> = ["--accept-friends", "--answer", "--loop"]
     static let valued: Set<String> = [
         "--record", "--record-formats", "--receive-dir", "--audio", "--video", "--host-ip", "--turn", "--turn-user",
-        "--turn-pass",
+        "--turn-pass", "--recovery",
     ]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {

@@ -311,7 +311,7 @@ actor RtcSession {
                 }
                 remoteDescribed = true
                 started = ContinuousClock.now
-                try await peer.setRemoteDescription(sdp)
+                try await peer.setRemoteDescription(sdp, type: .offer)
                 await media.receiveOnlyWhereNothingToSend(on: peer)
                 let answer = try await peer.createAnswer()
                 try await peer.setLocalDescription(answer)
@@ -326,7 +326,7 @@ actor RtcSession {
                     return output.log("ignoring a second answer: the first one was taken")
                 }
                 remoteDescribed = true
-                try await peer.setRemoteDescription(sdp)
+                try await peer.setRemoteDescription(sdp, type: .answer)
             case .candidate:
                 if !remoteDescribed, !heldNotice {
                     heldNotice = true

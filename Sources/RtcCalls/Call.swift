@@ -13,7 +13,8 @@ public struct Call: Sendable, Equatable, Identifiable {
         /// Answer and accept exchanged; the transport is coming up.
         case connecting
         case connected
-        /// The transport stopped carrying packets; the call ends if it does not recover in a grace period.
+        /// The transport stopped carrying packets; ICE restarts until it is back, or the
+        /// call ends (failed) when the recovery window (`Timeouts.recoveryWindow`) has passed.
         case disconnected
         case ended
     }
@@ -29,7 +30,7 @@ public struct Call: Sendable, Equatable, Identifiable {
         case busy
         /// Nobody answered within the ringing timeout.
         case noAnswer
-        /// The transport failed or stayed silent past the grace period.
+        /// The transport failed while connecting, or stayed lost past the recovery window.
         case failed
         /// Both sides called each other at once and this call lost (the other one goes on).
         case glare
@@ -49,6 +50,10 @@ public struct Call: Sendable, Equatable, Identifiable {
     public var endReason: EndReason?
     /// What went wrong, for `error` (a signal that could not be sent and why, an SDP we could not use).
     public var endDetail: String?
+    /// Times the connected call lost its transport, and the longest time it
+    /// took to come back (seconds; an outage still going on is not counted yet).
+    public var outages = 0
+    public var longestOutage = 0.0
 
     public init(
         id: String, peer: String, direction: Direction, options: [RtcSignal.MediaOption], startDate: Date = Date()

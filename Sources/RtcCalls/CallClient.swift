@@ -263,10 +263,12 @@ public actor CallClient {
         let (machine, outputs) = CallMachine.incoming(offer: sdp, now: 0, timeouts: configuration.timeouts)
         let session = makeSession(call, machine: machine, connection: connection, media: CallMedia())
         sessions[id] = session
-        await session.start(outputs)
+        // Ringing goes out before the application hears of the call: its answer
+        // (a quick reject, say) must not overtake it.
         if configuration.confirmRinging {
             try? await provider.send(RtcSignal(type: .event, callId: signal.callId, event: .ringing), to: peer)
         }
+        await session.start(outputs)
         for early in early.removeValue(forKey: id) ?? [] { session.post(.remote(early)) }
     }
 

@@ -5,18 +5,25 @@
 ///
 /// Outgoing: offer → [event ringing] → answer (+ action accept) → connecting → connected.
 /// Incoming: offer → the application decides → answer + action accept, or bye declined/busy.
-/// Either side: bye ends the call; an offer for the same call is a renegotiation.
+/// Either side: bye ends the call; an offer for the same call is a renegotiation
+/// (offers that cross are settled by `PerfectNegotiation`: the callee is polite).
+/// A connected call whose transport is lost restarts ICE until it is back or
+/// the recovery window has passed (`ConnectionRecovery`).
 public struct CallMachine: Sendable {
     public struct Timeouts: Sendable, Equatable {
         /// Outgoing: no answer within this ends the call (noAnswer). Incoming: no decision
         /// within it (and 2 s more, so that the caller's timeout decides) ends it too.
         public var ringing: Double = 45
-        /// Disconnected (or failed) longer than this ends the call (failed).
+        /// A call still connecting whose transport fails ends after this (failed).
         public var disconnectGrace: Double = 3
+        /// A connected call whose transport is lost restarts ICE for up to this
+        /// long (seconds) before it ends as failed.
+        public var recoveryWindow: Double = 30
 
-        public init(ringing: Double = 45, disconnectGrace: Double = 3) {
+        public init(ringing: Double = 45, disconnectGrace: Double = 3, recoveryWindow: Double = 30) {
             self.ringing = ringing
             self.disconnectGrace = disconnectGrace
+            self.recoveryWindow = recoveryWindow
         }
     }
 
@@ -29,6 +36,8 @@ public struct CallMachine: Sendable {
         case transportConnected
         case transportDisconnected
         case transportFailed
+        /// The peer closed the transport (DTLS close_notify) without a bye: it is gone.
+        case transportClosed
         /// A signal could not be delivered to the peer.
         case undeliverable
         /// Both sides called each other at once and the other call goes on (a bye busy is sent).
@@ -48,6 +57,8 @@ public struct CallMachine: Sendable {
         case renegotiate(offer: String)
         /// Create a new offer on the call under way and send it.
         case reoffer(iceRestart: Bool)
+        /// Drop our pending offer: the peer's crossed it and we are the polite side.
+        case rollback
         case addCandidates([RtcSignal.Candidate])
         /// Send a signal (bye, event, action); the session adds the callId.
         case send(RtcSignal)
@@ -63,12 +74,16 @@ public struct CallMachine: Sendable {
     public let timeouts: Timeouts
     public private(set) var state: Call.State = .ringing
     public private(set) var endReason: Call.EndReason?
+    /// Why it ended, when the machine knows more than the reason (a recovery that gave up).
+    public private(set) var endDetail: String?
     private var pendingOffer: String?
     private var remoteDescriptionSet = false
     private var queuedCandidates: [RtcSignal.Candidate] = []
     private var mediaStarted = false
-    /// Our renegotiation offer is out; its answer is expected.
-    private var awaitingAnswer = false
+    /// Offers and answers once the call is under way.
+    public private(set) var negotiation: PerfectNegotiation
+    /// ICE restarts while the connected call's transport is lost.
+    public private(set) var recovery: ConnectionRecovery
     private var ringingDeadline: Double
     private var graceDeadline: Double?
     private var now: Double
@@ -94,6 +109,9 @@ public struct CallMachine: Sendable {
         self.direction = direction
         self.timeouts = timeouts
         self.now = now
+        negotiation = PerfectNegotiation(polite: direction == .incoming)
+        let policy = ConnectionRecovery.Policy(window: timeouts.recoveryWindow)
+        recovery = ConnectionRecovery(policy: direction == .incoming ? policy.delayed(by: 1) : policy)
         // The caller's timeout decides; the callee's is a backstop a little later.
         ringingDeadline = now + timeouts.ringing + (direction == .incoming ? 2 : 0)
     }
@@ -123,6 +141,7 @@ public struct CallMachine: Sendable {
         case .transportConnected:
             guard state == .connecting || state == .disconnected else { return [] }
             graceDeadline = nil
+            recovery.restored(now: now)
             var outputs = move(to: .connected)
             if !mediaStarted {
                 mediaStarted = true
@@ -130,23 +149,37 @@ public struct CallMachine: Sendable {
             }
             return outputs
         case .transportDisconnected, .transportFailed:
-            guard state == .connected || state == .connecting else { return [] }
-            if state == .connecting, input == .transportDisconnected { return [] }  // still checking
-            graceDeadline = graceDeadline ?? now + timeouts.disconnectGrace
-            return state == .connected ? move(to: .disconnected) : []
+            switch state {
+            case .connected:
+                return move(to: .disconnected) + recover(recovery.lost(now: now))
+            case .disconnected:
+                return recover(recovery.lost(now: now))
+            case .connecting where input == .transportFailed:
+                graceDeadline = graceDeadline ?? now + timeouts.disconnectGrace
+                return []
+            default:
+                return []  // still checking, or not under way
+            }
+        case .transportClosed:
+            guard state != .ringing, state != .remoteRinging else { return [] }
+            return end(.failed, bye: nil)
         case .undeliverable:
-            // The peer cannot be reached: nothing more can be said to it.
+            // While the connection is lost, so may the signaling be: the recovery
+            // window decides. Otherwise the peer cannot be reached: nothing more can be said to it.
+            guard state != .disconnected else { return [] }
             return end(.error, bye: nil)
         case .lostGlare:
             // A bye (busy, which every peer knows) makes sure the peer forgets this call
             // even if it had taken our offer as an incoming call.
             return end(.glare, bye: .busy)
         case .renegotiate(let iceRestart):
-            guard state == .connected || state == .disconnected, !awaitingAnswer else { return [] }
-            awaitingAnswer = true
-            return [.reoffer(iceRestart: iceRestart)]
+            guard state == .connected || state == .disconnected else { return [] }
+            return negotiate(negotiation.wantOffer(iceRestart: iceRestart))
         case .tick:
             if let graceDeadline, now >= graceDeadline { return end(.failed, bye: .error) }
+            if state == .disconnected, case let actions = recovery.tick(now: now), !actions.isEmpty {
+                return recover(actions)
+            }
             if state == .ringing || state == .remoteRinging, now >= ringingDeadline {
                 return end(.noAnswer, bye: direction == .outgoing ? .timeout : .busy)
             }
@@ -158,15 +191,11 @@ public struct CallMachine: Sendable {
         switch signal.type {
         case .offer:
             // The same call offered again: a renegotiation once it is under way; a duplicate before.
-            // While our own renegotiation offer is out, ours goes first and theirs is dropped.
-            guard let sdp = signal.sdp, remoteDescriptionSet, state != .ringing, !awaitingAnswer else { return [] }
-            return [.renegotiate(offer: sdp)]
+            guard let sdp = signal.sdp, remoteDescriptionSet, state != .ringing else { return [] }
+            return negotiate(negotiation.remoteOffer(sdp))
         case .answer, .prAnswer:
             guard signal.type == .answer, let sdp = signal.sdp else { return [] }
-            if awaitingAnswer {
-                awaitingAnswer = false
-                return [.applyAnswer(sdp)]
-            }
+            if negotiation.awaitingAnswer { return negotiate(negotiation.remoteAnswer(sdp)) }
             guard direction == .outgoing, state == .ringing || state == .remoteRinging else { return [] }
             remoteDescriptionSet = true
             return [.applyAnswer(sdp)] + flushCandidates() + move(to: .connecting)
@@ -192,6 +221,33 @@ public struct CallMachine: Sendable {
             if signal.event == .ringing, direction == .outgoing, state == .ringing { return move(to: .remoteRinging) }
             return []
         }
+    }
+
+    private func negotiate(_ steps: [PerfectNegotiation.Step]) -> [Output] {
+        steps.map { step in
+            switch step {
+            case .offer(let iceRestart): .reoffer(iceRestart: iceRestart)
+            case .rollback: .rollback
+            case .answer(let sdp): .renegotiate(offer: sdp)
+            case .applyAnswer(let sdp): .applyAnswer(sdp)
+            }
+        }
+    }
+
+    /// Restarts ICE (taking back an offer whose answer has not come), or
+    /// ends the call once the recovery window has passed.
+    private mutating func recover(_ actions: [ConnectionRecovery.Action]) -> [Output] {
+        var outputs: [Output] = []
+        for action in actions {
+            switch action {
+            case .restartIce: outputs += negotiate(negotiation.retry(iceRestart: true))
+            case .giveUp(let seconds):
+                endDetail =
+                    "the connection was lost for \(Int(seconds.rounded())) s and \(recovery.restartsMade) ICE restarts did not bring it back (recovery window \(Int(timeouts.recoveryWindow)) s)"
+                return outputs + end(.failed, bye: .error)
+            }
+        }
+        return outputs
     }
 
     private mutating func flushCandidates() -> [Output] {

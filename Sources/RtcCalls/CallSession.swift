@@ -117,9 +117,11 @@ actor CallSession {
                 let offer = try await peer.createOffer(iceRestart: iceRestart)
                 try await peer.setLocalDescription(offer)
                 await send(RtcSignal(type: .offer, sdp: offer, options: call.options))
+            case .rollback:
+                try await peer.rollback()
             case .applyAnswer(let sdp):
                 remoteIsThisStack = Self.isThisStack(sdp)
-                try await peer.setRemoteDescription(sdp)
+                try await peer.setRemoteDescription(sdp, type: .answer)
                 if call.state == .connected || call.state == .disconnected { await startMedia() }
             case .addCandidates(let candidates):
                 for candidate in candidates { try? await peer.addIceCandidate(candidate.sdp) }
@@ -133,6 +135,8 @@ actor CallSession {
                 await close()
             case .stateChanged(let state):
                 call.state = state
+                call.outages = machine.recovery.losses
+                call.longestOutage = machine.recovery.longestOutage
                 if state == .connected, call.connectedDate == nil {
                     call.connectedDate = Date()
                     setupMs = (ContinuousClock.now - setupStarted).milliseconds
@@ -140,7 +144,7 @@ actor CallSession {
                 if state == .ended {
                     call.endDate = Date()
                     call.endReason = machine.endReason
-                    call.endDetail = failure
+                    call.endDetail = failure ?? machine.endDetail
                     report(.ended(call))
                 } else {
                     report(.stateChanged(call))
@@ -155,7 +159,7 @@ actor CallSession {
 
     private func applyRemoteOffer(_ offer: String) async throws {
         remoteIsThisStack = Self.isThisStack(offer)
-        try await peer.setRemoteDescription(offer)
+        try await peer.setRemoteDescription(offer, type: .offer)
         await media.receiveOnlyWhereNothingToSend(on: peer)
         let answer = try await peer.createAnswer()
         try await peer.setLocalDescription(answer)
@@ -186,7 +190,7 @@ actor CallSession {
             case .connected: post(.transportConnected)
             case .disconnected: post(.transportDisconnected)
             case .failed: post(.transportFailed)
-            case .closed where call.state != .ended: post(.transportFailed)  // the peer closed DTLS without a bye
+            case .closed where call.state != .ended: post(.transportClosed)  // the peer closed DTLS without a bye
             default: break
             }
         case .track(let mid, let kind):

@@ -33,6 +33,7 @@ public final class InMemorySignaling: SignalingProvider, @unchecked Sendable {
     private let lock = NSLock()
     private var dropping = false
     private var log: [RtcSignal] = []
+    private var rewriting: (@Sendable (RtcSignal) -> RtcSignal)?
 
     /// Providers that can all reach each other, by id.
     public static func network(_ ids: [String]) -> [String: InMemorySignaling] {
@@ -63,15 +64,23 @@ public final class InMemorySignaling: SignalingProvider, @unchecked Sendable {
         set { lock.withLock { dropping = newValue } }
     }
 
+    /// Applied to every signal this side sends, for tests that put a network
+    /// between the peers (a `UdpRelay` rewrites the candidates).
+    public var rewriteOutgoing: (@Sendable (RtcSignal) -> RtcSignal)? {
+        get { lock.withLock { rewriting } }
+        set { lock.withLock { rewriting = newValue } }
+    }
+
     /// Every signal sent, for tests to look at.
     public var sent: [RtcSignal] { lock.withLock { log } }
 
     public func send(_ signal: RtcSignal, to peer: String) async throws(SignalError) {
-        let drop = lock.withLock {
+        let (drop, rewrite) = lock.withLock {
             log.append(signal)
-            return dropping
+            return (dropping, rewriting)
         }
         guard !drop else { return }
+        let signal = rewrite?(signal) ?? signal
         guard let other = switchboard.provider(peer) else { throw .notDelivered("no peer \(peer)") }
         other.deliver(.signal(signal, from: id))
     }

@@ -24,14 +24,18 @@ public actor PeerConnection {
     nonisolated let transport: SecureTransport
     private nonisolated let directory = ChannelDirectory()
 
-    enum Signaling { case stable, haveLocalOffer, haveRemoteOffer }
     enum Section {
         case media(Int)
         case data(String)
         case rejected(MediaDescription)
     }
 
-    private var signaling = Signaling.stable
+    private var signaling = SignalingState.stable
+    /// The local description before the pending local offer, restored by a rollback.
+    private var stableLocalDescription: SessionDescription?
+    /// The pending local offer restarted ICE (a rollback cannot undo that in libnice:
+    /// the next description carries the new credentials and candidates).
+    private var pendingOfferRestartedIce = false
     private var sections: [Section] = []
     private var transceivers: [Transceiver] = []
     private var dataMid: String?
@@ -226,10 +230,11 @@ public actor PeerConnection {
     /// JSEP §5.2.1) while DTLS, SCTP and RTP keep their sessions.
     public func createOffer(iceRestart: Bool = false) throws(PeerError) -> String {
         guard state != .closed else { throw .closed }
-        guard signaling != .haveRemoteOffer else { throw .invalidState("an offer from the peer awaits an answer") }
+        if case .failure(let error) = signaling.applyingLocal(.offer) { throw error }
         if iceRestart, gathering {
             do { try transport.ice.restart() } catch { throw .transport(error.description) }
             describeCandidates = true
+            pendingOfferRestartedIce = true
         }
         if remoteDescription == nil { gatherEarly(controlling: true) }
         return remember(buildDescription(isOffer: true))
@@ -237,7 +242,7 @@ public actor PeerConnection {
 
     public func createAnswer() throws(PeerError) -> String {
         guard state != .closed else { throw .closed }
-        guard signaling == .haveRemoteOffer else { throw .invalidState("no offer from the peer to answer") }
+        if case .failure(let error) = signaling.applyingLocal(.answer) { throw error }
         return remember(buildDescription(isOffer: false))
     }
 
@@ -252,6 +257,8 @@ public actor PeerConnection {
         return text
     }
 
+    /// Applies a description made by `createOffer` or `createAnswer` (its
+    /// type follows from the signaling state, as JSEP's implicit form does).
     public func setLocalDescription(_ text: String) throws(PeerError) {
         guard state != .closed else { throw .closed }
         let description: SessionDescription
@@ -260,19 +267,25 @@ public actor PeerConnection {
         } else {
             description = try parse(text)
         }
+        let type: SdpType = signaling == .haveRemoteOffer ? .answer : .offer
+        let next: SignalingState
+        switch signaling.applyingLocal(type) {
+        case .success(let state): next = state
+        case .failure(let error): throw error
+        }
         switch signaling {
         case .stable:
-            signaling = .haveLocalOffer
+            stableLocalDescription = localDescription
             // The first offerer controls ICE; renegotiation keeps the roles.
             if remoteDescription == nil { transport.ice.setControlling(true) }
         case .haveRemoteOffer:
-            signaling = .stable
             guard let remote = remoteDescription else { throw .invalidState("no remote offer") }
             let remoteSetup = remote.media.first.flatMap { remote.setup(for: $0) } ?? .actpass
             try prepareDtls(role: remoteSetup == .active ? .server : .client)
         case .haveLocalOffer:
             break  // a new local offer replaces the last one
         }
+        signaling = next
         localDescription = description
         sessionVersion += 1
         updateRtpPaths()
@@ -280,8 +293,38 @@ public actor PeerConnection {
         surfaceCandidates()
     }
 
-    public func setRemoteDescription(_ text: String) throws(PeerError) {
+    /// Drops our pending offer and returns to stable (JSEP §4.1.10.2), as the
+    /// polite side of perfect negotiation does when the peer's offer collides
+    /// with ours. Sections and channels added for the offer stay, to be
+    /// offered again. An ICE restart the offer made stays made: the next
+    /// description carries its credentials and candidates.
+    public func rollback() throws(PeerError) {
         guard state != .closed else { throw .closed }
+        switch signaling.applyingLocal(.rollback) {
+        case .success(let next): signaling = next
+        case .failure(let error): throw error
+        }
+        localDescription = stableLocalDescription
+        if pendingOfferRestartedIce { describeCandidates = true }
+        pendingOfferRestartedIce = false
+        updateRtpPaths()
+    }
+
+    /// The current JSEP signaling state.
+    public var signalingState: SignalingState { signaling }
+
+    /// Applies the peer's description of the given type. An offer is taken
+    /// only in stable (while an offer of ours is pending, roll it back first:
+    /// that is perfect negotiation's choice, made by the caller); an answer
+    /// only while our offer is pending; `.rollback` of the peer's offer is
+    /// not supported. A description that does not fit changes nothing.
+    public func setRemoteDescription(_ text: String, type: SdpType) throws(PeerError) {
+        guard state != .closed else { throw .closed }
+        let next: SignalingState
+        switch signaling.applyingRemote(type) {
+        case .success(let state): next = state
+        case .failure(let error): throw error
+        }
         let description = try parse(text)
         guard let first = description.media.first(where: { !$0.isRejected }) else {
             throw .badDescription("no media section to connect")
@@ -292,15 +335,13 @@ public actor PeerConnection {
         guard !description.fingerprints(for: first).isEmpty else {
             throw .badDescription("no DTLS fingerprint (a=fingerprint)")
         }
-        let isAnswer = signaling == .haveLocalOffer
+        let isAnswer = type == .answer
         let previousCredentials = remoteDescription.flatMap { old in
             old.media.first(where: { !$0.isRejected }).flatMap { old.iceCredentials(for: $0) }
         }
         let remoteRestarted = previousCredentials.map { $0 != credentials } ?? false
         if !isAnswer {
-            guard signaling == .stable else { throw .invalidState("an offer from the peer is already pending") }
             adoptRemoteOffer(description)
-            signaling = .haveRemoteOffer
             if previousCredentials == nil {
                 transport.ice.setControlling(false)
                 gatherEarly(controlling: false)
@@ -311,6 +352,7 @@ public actor PeerConnection {
                 describeCandidates = true
             }
         }
+        signaling = next
         remoteDescription = description
         transport.ice.setRemoteCredentials(ufrag: credentials.ufrag, pwd: credentials.pwd)
         // The RTP paths know the sections before `.track` goes out: a receiver
@@ -325,7 +367,7 @@ public actor PeerConnection {
         pendingRemoteCandidates = []
         if description.media.contains(where: \.endOfCandidates) { transport.ice.remoteCandidatesComplete() }
         if isAnswer {
-            signaling = .stable
+            pendingOfferRestartedIce = false
             let remoteSetup = description.setup(for: first) ?? .active
             try prepareDtls(role: remoteSetup == .passive ? .client : .server)
         }
@@ -651,6 +693,9 @@ public actor PeerConnection {
         }
     }
 
+    /// Times ICE lost an established connection (consent expired), for stats.
+    private var iceLosses = 0
+
     /// Why the connection failed, when it did.
     public private(set) var failureReason: String?
 
@@ -672,6 +717,13 @@ public actor PeerConnection {
                 // The transport has started DTLS (or sent what it held) on its own thread.
                 // Back after a disconnection or an ICE restart: DTLS kept its session.
                 if dtlsConnected, state == .disconnected { setState(.connected) }
+            case .failed where dtlsConnected:
+                // Consent lost on an established connection (an outage, a NAT
+                // that rebound): DTLS, SCTP and RTP keep their sessions, and an
+                // ICE restart (`createOffer(iceRestart: true)`) brings it back.
+                // The caller decides how long to try (`ConnectionRecovery`).
+                iceLosses += 1
+                setState(.disconnected)
             case .failed:
                 setState(.failed)
                 failureReason = failureReason ?? "ICE failed: no candidate pair works"
@@ -923,7 +975,8 @@ public actor PeerConnection {
             simulatedDrops: counters.simulatedDrops, roundTripTime: roundTripTime,
             packetsLostByPeer: lostByPeer,
             inbound: reception.inbound,
-            selectedPair: transport.ice.selectedPair, droppedCandidates: droppedCandidates)
+            selectedPair: transport.ice.selectedPair, droppedCandidates: droppedCandidates,
+            connectionLosses: iceLosses)
     }
 
     /// Closes every channel and the transport, and frees what they hold.

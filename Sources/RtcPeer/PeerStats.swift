@@ -21,6 +21,9 @@ public struct PeerStats: Sendable, Equatable {
     /// Remote candidates not used, by reason (an unresolved mDNS name, a
     /// reserved `.invalid` host, a line that does not parse, …).
     public var droppedCandidates: [String: Int] = [:]
+    /// Times ICE lost the established connection (consent expired) and left
+    /// it to an ICE restart to bring it back.
+    public var connectionLosses = 0
 
     public struct InboundStreamStats: Sendable, Equatable {
         public var mid: String

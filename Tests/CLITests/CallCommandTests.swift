@@ -57,8 +57,10 @@ import Testing
         #expect(await interrupted.waitForExit(timeout: .seconds(15)) == 0)
         #expect(json(interrupted.lines.last)?["endReason"] as? String == "hangUp")
 
-        // A third call; the friend's process is killed mid-call: the call ends within 10 s.
-        let caller = try CarrierProcess(["call", bobUser, "--json", "--data", root + "/alice"] + common)
+        // A third call; the friend's process is killed mid-call: ICE restarts for the
+        // recovery window (4 s), then the call ends as failed, within 10 s.
+        let caller = try CarrierProcess(
+            ["call", bobUser, "--json", "--recovery", "4", "--data", root + "/alice"] + common)
         let up = try await Self.waitUntilConnected(caller)
         #expect(up, "the third call did not connect: \(caller.stderr.suffix(1000))")
         kill(listener.process.processIdentifier, SIGKILL)
@@ -67,6 +69,7 @@ import Testing
         #expect(ContinuousClock.now - killed < .seconds(10))
         #expect(exit == 1)
         #expect(json(caller.lines.last)?["endReason"] as? String == "failed")
+        #expect((json(caller.lines.last)?["endDetail"] as? String)?.contains("recovery window 4 s") == true)
     }
 
     /// Bounded wait (60 s) for a `carrier call` process to log that its call connected.

@@ -54,7 +54,8 @@ import Testing
             else { return nil }
             return signal.sdp
         }
-        try await peer.setRemoteDescription(try #require(answerSdp, "no answer: \(aiortc.stderr.suffix(500))"))
+        try await peer.setRemoteDescription(
+            try #require(answerSdp, "no answer: \(aiortc.stderr.suffix(500))"), type: .answer)
 
         let fromAudio = await peer.receivedRtp(mid: audio.mid)
         let fromVideo = await peer.receivedRtp(mid: video.mid)

@@ -178,9 +178,10 @@ extension CallClientTests {
         #expect(settled)
     }
 
-    /// The peer vanishes without a bye: silence, a grace period, then the call ends (well within 10 s).
+    /// The peer vanishes without a bye: silence, ICE restarts for the recovery
+    /// window (4 s here), then the call ends as failed (well within 10 s).
     @Test func aPeerThatVanishesEndsTheCall() async throws {
-        let pair = await Pair()
+        let pair = await Pair(timeouts: .init(recoveryWindow: 4))
         let aliceEvents = await pair.alice.events()
         let bobEvents = await pair.bob.events()
         let call = try await pair.alice.makeCall(to: "bob")

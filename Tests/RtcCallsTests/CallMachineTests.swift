@@ -1,10 +1,11 @@
 import RtcCalls
+import TestSupport
 import Testing
 
 /// The call state machine, transition by transition: inputs in, outputs out, no clocks.
 @Suite struct CallMachineTests {
     typealias Output = CallMachine.Output
-    static let timeouts = CallMachine.Timeouts(ringing: 30, disconnectGrace: 3)
+    static let timeouts = CallMachine.Timeouts(ringing: 30, disconnectGrace: 3, recoveryWindow: 30)
 
     static func signal(_ type: RtcSignal.SignalType, sdp: String? = nil, reason: RtcSignal.Reason? = nil) -> RtcSignal {
         RtcSignal(type: type, sdp: sdp, reason: reason, callId: "c")
@@ -96,19 +97,51 @@ import Testing
         #expect(undecided.endReason == .noAnswer)
     }
 
-    @Test func aSilentTransportGetsAGracePeriodThenFails() {
+    @Test func aLostTransportRestartsIceUntilItIsBackOrTheWindowHasPassed() {
         var (machine, _) = CallMachine.outgoing(now: 0, timeouts: Self.timeouts)
         _ = machine.handle(.remote(Self.signal(.answer, sdp: "A")), now: 1)
         _ = machine.handle(.transportConnected, now: 1)
-        #expect(machine.handle(.transportDisconnected, now: 10) == [.stateChanged(.disconnected)])
-        #expect(machine.handle(.tick, now: 12).isEmpty)
-        // It comes back: connected again, media not restarted.
-        #expect(machine.handle(.transportConnected, now: 12.5) == [.stateChanged(.connected)])
-        #expect(machine.handle(.transportFailed, now: 20) == [.stateChanged(.disconnected)])
-        #expect(machine.handle(.tick, now: 22.9).isEmpty)
+        // Lost: the caller restarts ICE at once, and the answer comes.
         #expect(
-            machine.handle(.tick, now: 23)
+            machine.handle(.transportDisconnected, now: 10) == [
+                .stateChanged(.disconnected), .reoffer(iceRestart: true),
+            ])
+        #expect(machine.handle(.tick, now: 10.5).isEmpty)
+        #expect(machine.handle(.remote(Self.signal(.answer, sdp: "R1")), now: 10.6) == [.applyAnswer("R1")])
+        // Still lost: again 1 s after the loss, then 3 s; an answer that never came is taken back.
+        #expect(machine.handle(.tick, now: 11) == [.reoffer(iceRestart: true)])
+        #expect(machine.handle(.tick, now: 12.9).isEmpty)
+        #expect(machine.handle(.tick, now: 13) == [.rollback, .reoffer(iceRestart: true)])
+        // Back: connected again, media not restarted, the outage measured.
+        #expect(machine.handle(.transportConnected, now: 13.5) == [.stateChanged(.connected)])
+        #expect(machine.recovery.lastOutage == 3.5 && machine.recovery.restartsMade == 3)
+        #expect(machine.handle(.tick, now: 14).isEmpty)
+        // Lost for good: restarts every 2 s, then the call ends when the window has passed.
+        #expect(machine.handle(.transportFailed, now: 20).contains(.stateChanged(.disconnected)))
+        for second in stride(from: 20.5, through: 49.5, by: 0.5) {
+            #expect(!machine.handle(.tick, now: second).contains(.close))
+        }
+        #expect(
+            machine.handle(.tick, now: 50)
                 == [.send(RtcSignal(type: .bye, reason: .error)), .close, .stateChanged(.ended)])
+        #expect(machine.endReason == .failed && machine.recovery.losses == 2)
+    }
+
+    @Test func aTransportThatFailsWhileConnectingEndsAfterTheGracePeriod() {
+        var (machine, _) = CallMachine.outgoing(now: 0, timeouts: Self.timeouts)
+        _ = machine.handle(.remote(Self.signal(.answer, sdp: "A")), now: 1)
+        #expect(machine.handle(.transportDisconnected, now: 2).isEmpty)  // still checking
+        #expect(machine.handle(.transportFailed, now: 3).isEmpty)
+        #expect(machine.handle(.tick, now: 5.9).isEmpty)
+        #expect(machine.handle(.tick, now: 6).contains(.close))
+        #expect(machine.endReason == .failed)
+    }
+
+    @Test func aPeerThatClosesTheTransportEndsTheCallAtOnce() {
+        var (machine, _) = CallMachine.outgoing(now: 0, timeouts: Self.timeouts)
+        _ = machine.handle(.remote(Self.signal(.answer, sdp: "A")), now: 1)
+        _ = machine.handle(.transportConnected, now: 1)
+        #expect(machine.handle(.transportClosed, now: 2) == [.close, .stateChanged(.ended)])
         #expect(machine.endReason == .failed)
     }
 
@@ -123,18 +156,83 @@ import Testing
         #expect(lost.endReason == .error)
     }
 
-    @Test func ourRenegotiationOfferTakesItsAnswerAndGoesFirst() {
-        var (machine, _) = CallMachine.outgoing(now: 0, timeouts: Self.timeouts)
-        #expect(machine.handle(.renegotiate(iceRestart: true), now: 0.5).isEmpty)  // not before it connects
-        _ = machine.handle(.remote(Self.signal(.answer, sdp: "A")), now: 1)
-        _ = machine.handle(.transportConnected, now: 1)
-        #expect(machine.handle(.renegotiate(iceRestart: true), now: 2) == [.reoffer(iceRestart: true)])
-        #expect(machine.handle(.renegotiate(iceRestart: false), now: 2).isEmpty)  // one at a time
-        // The peer's own offer meanwhile loses to ours; our answer comes back.
-        #expect(machine.handle(.remote(Self.signal(.offer, sdp: "theirs")), now: 2.1).isEmpty)
-        #expect(machine.handle(.remote(Self.signal(.answer, sdp: "A2")), now: 2.2) == [.applyAnswer("A2")])
-        #expect(machine.handle(.remote(Self.signal(.answer, sdp: "A3")), now: 2.3).isEmpty)  // a stray one
-        #expect(machine.state == .connected)
+    @Test func offersThatCrossAreSettledByTheCalleeYielding() {
+        // The caller is impolite: its offer goes first, the callee's is ignored.
+        var (caller, _) = CallMachine.outgoing(now: 0, timeouts: Self.timeouts)
+        #expect(caller.handle(.renegotiate(iceRestart: true), now: 0.5).isEmpty)  // not before it connects
+        _ = caller.handle(.remote(Self.signal(.answer, sdp: "A")), now: 1)
+        _ = caller.handle(.transportConnected, now: 1)
+        #expect(caller.handle(.renegotiate(iceRestart: true), now: 2) == [.reoffer(iceRestart: true)])
+        #expect(caller.handle(.renegotiate(iceRestart: false), now: 2).isEmpty)  // one at a time: queued
+        #expect(caller.handle(.remote(Self.signal(.offer, sdp: "theirs")), now: 2.1).isEmpty)
+        // The answer comes, and the queued renegotiation goes out after it.
+        #expect(
+            caller.handle(.remote(Self.signal(.answer, sdp: "A2")), now: 2.2)
+                == [.applyAnswer("A2"), .reoffer(iceRestart: false)])
+        #expect(caller.handle(.remote(Self.signal(.answer, sdp: "A3")), now: 2.3) == [.applyAnswer("A3")])
+        #expect(caller.handle(.remote(Self.signal(.answer, sdp: "A4")), now: 2.4).isEmpty)  // a stray one
+        #expect(caller.state == .connected)
+
+        // The callee is polite: it rolls its offer back, answers, and offers again.
+        var (callee, _) = CallMachine.incoming(offer: "O", now: 0, timeouts: Self.timeouts)
+        _ = callee.handle(.accept, now: 0.5)
+        _ = callee.handle(.transportConnected, now: 1)
+        #expect(callee.handle(.renegotiate(iceRestart: false), now: 2) == [.reoffer(iceRestart: false)])
+        #expect(
+            callee.handle(.remote(Self.signal(.offer, sdp: "theirs")), now: 2.1)
+                == [.rollback, .renegotiate(offer: "theirs"), .reoffer(iceRestart: false)])
+        #expect(callee.handle(.remote(Self.signal(.answer, sdp: "A")), now: 2.2) == [.applyAnswer("A")])
+        #expect(!callee.negotiation.awaitingAnswer)
+    }
+
+    /// Both sides renegotiate (or restart ICE) at the same instant, many
+    /// times, and the signals arrive in every order: both always end with no
+    /// offer outstanding, having answered each other's last wish.
+    @Test func crossingRenegotiationsConvergeInEveryArrivalOrder() {
+        var generator = SplitMix(seed: 12)
+        for round in 0..<500 {
+            var (caller, _) = CallMachine.outgoing(now: 0, timeouts: Self.timeouts)
+            _ = caller.handle(.remote(Self.signal(.answer, sdp: "A")), now: 0)
+            _ = caller.handle(.transportConnected, now: 0)
+            var (callee, _) = CallMachine.incoming(offer: "O", now: 0, timeouts: Self.timeouts)
+            _ = callee.handle(.accept, now: 0)
+            _ = callee.handle(.transportConnected, now: 0)
+            var machines = [caller, callee]
+            // In flight, per direction (signaling keeps order within one direction).
+            var wires: [[RtcSignal]] = [[], []]
+            var answered = [0, 0]
+            func carry(_ outputs: [Output], from side: Int) {
+                for output in outputs {
+                    switch output {
+                    case .reoffer: wires[side].append(Self.signal(.offer, sdp: "offer"))
+                    case .renegotiate:
+                        answered[side] += 1
+                        wires[side].append(Self.signal(.answer, sdp: "answer"))
+                    default: break
+                    }
+                }
+            }
+            let wishes = 1 + round % 4
+            for _ in 0..<wishes {
+                for side in [0, 1].shuffled(using: &generator) {
+                    carry(
+                        machines[side].handle(.renegotiate(iceRestart: Bool.random(using: &generator)), now: 1),
+                        from: side)
+                }
+            }
+            var steps = 0
+            while !(wires[0].isEmpty && wires[1].isEmpty), steps < 1000 {
+                steps += 1
+                let from = wires[0].isEmpty ? 1 : wires[1].isEmpty ? 0 : Int.random(in: 0...1, using: &generator)
+                let signal = wires[from].removeFirst()
+                carry(machines[1 - from].handle(.remote(signal), now: 1), from: 1 - from)
+            }
+            #expect(steps < 1000)
+            #expect(!machines[0].negotiation.awaitingAnswer && !machines[1].negotiation.awaitingAnswer)
+            // Each side's wish was answered at least once by the other.
+            #expect(answered[0] >= 1 && answered[1] >= 1)
+            #expect(machines.allSatisfy { $0.state == .connected })
+        }
     }
 
     @Test func strayAndOutOfOrderSignalsChangeNothing() {

@@ -42,10 +42,10 @@ import Testing
         defer { for task in forwards { task.cancel() } }
         let offer = try await offerer.createOffer()
         try await offerer.setLocalDescription(offer)
-        try await answerer.setRemoteDescription(offer)
+        try await answerer.setRemoteDescription(offer, type: .offer)
         let answer = try await answerer.createAnswer()
         try await answerer.setLocalDescription(answer)
-        try await offerer.setRemoteDescription(answer)
+        try await offerer.setRemoteDescription(answer, type: .answer)
         for _ in 0..<500 where await offerer.connectionState != .connected {
             try await Task.sleep(for: .milliseconds(10))  // polling the state, bounded (5 s)
         }

@@ -13,7 +13,7 @@ import Testing
     @Test func anOfferWithTheMostSectionsIsAnsweredAndOneMoreRefused() async throws {
         let peer = try PeerConnection(configuration: LoopbackCall.loopback)
         let started = ContinuousClock.now
-        try await peer.setRemoteDescription(SyntheticSDP.offer(sections: 256))
+        try await peer.setRemoteDescription(SyntheticSDP.offer(sections: 256), type: .offer)
         let answer = try await peer.createAnswer()
         print("256 sections answered in \(ContinuousClock.now - started)")  // for the notes, not asserted
         #expect(answer.components(separatedBy: "\r\nm=audio").count - 1 == 256)
@@ -21,7 +21,7 @@ import Testing
         await peer.close()
         let other = try PeerConnection(configuration: LoopbackCall.loopback)
         await #expect {
-            try await other.setRemoteDescription(SyntheticSDP.offer(sections: 257))
+            try await other.setRemoteDescription(SyntheticSDP.offer(sections: 257), type: .offer)
         } throws: { error in
             "\(error)".contains("more than 256 media sections")
         }

@@ -29,10 +29,10 @@ struct LoopbackCall {
         }
         let offer = try await offerer.createOffer()
         try await offerer.setLocalDescription(offer)
-        try await answerer.setRemoteDescription(offer)
+        try await answerer.setRemoteDescription(offer, type: .offer)
         let answer = try await answerer.createAnswer()
         try await answerer.setLocalDescription(answer)
-        try await offerer.setRemoteDescription(tamperAnswer?(answer) ?? answer)
+        try await offerer.setRemoteDescription(tamperAnswer?(answer) ?? answer, type: .answer)
         async let a = Self.connected(offerer)
         async let b = Self.connected(answerer)
         let (first, second) = await (a, b)
@@ -60,10 +60,10 @@ struct LoopbackCall {
     func renegotiate(iceRestart: Bool = false) async throws {
         let offer = try await offerer.createOffer(iceRestart: iceRestart)
         try await offerer.setLocalDescription(offer)
-        try await answerer.setRemoteDescription(offer)
+        try await answerer.setRemoteDescription(offer, type: .offer)
         let answer = try await answerer.createAnswer()
         try await answerer.setLocalDescription(answer)
-        try await offerer.setRemoteDescription(answer)
+        try await offerer.setRemoteDescription(answer, type: .answer)
     }
 
     func close() async {
