@@ -41,11 +41,11 @@ final class CallAnswerer: Sendable {
                     case .fileReceived(let callId, let outcome):
                         output.result(
                             "call \(callId): received \(outcome.name), \(outcome.bytes) bytes, "
-                                + (outcome.ok ? "sha256 ok → \(outcome.path ?? "")" : "FAILED"),
+                                + (outcome.ok ? "sha256 ok → \(outcome.path ?? "")" : "FAILED (\(outcome.verdict))"),
                             [
                                 "event": "callFile", "callId": callId, "name": outcome.name,
                                 "bytes": Int(outcome.bytes),
-                                "ok": outcome.ok, "path": outcome.path ?? "",
+                                "ok": outcome.ok, "path": outcome.path ?? "", "verdict": outcome.verdict,
                             ])
                     case .ended(let call):
                         let stats = try? await client.mediaStats(call.id)

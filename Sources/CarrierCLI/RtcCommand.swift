@@ -37,6 +37,10 @@ struct RtcCommand: Command {
           --host-ip IP         gather host candidates on IP only (127.0.0.1 for tests)
           --no-trickle         send the description once gathering is complete, candidates included
           --timeout S          give up if nothing completes within S seconds (default 120)
+          --recovery S         when the connection is lost (an outage, a NAT that rebinds),
+                               restart ICE over the signaling for up to S seconds before
+                               giving up (default 30); either side may restart, the
+                               answering side yields when both do at once
           --stats FILE         write the final summary as JSON to FILE
           --json               print the final summary as one JSON line on stderr
 
@@ -44,7 +48,9 @@ struct RtcCommand: Command {
         audio and a video section when it sends or records them.
 
         Summary fields: role, connected, setupMs (createOffer, or the offer's arrival,
-        to connected), iceMs (the same to ICE connected; the rest is DTLS), bytes, MBps, sha256, ok, selectedPair {local, remote}, and with
+        to connected), iceMs (the same to ICE connected; the rest is DTLS), bytes, MBps, sha256, ok,
+        announcedBytes and incomplete (a received file cut short), outages and longestOutage
+        (connection losses recovered by ICE restarts), selectedPair {local, remote}, and with
         media: media {sent: [...], received: [...]} (per track: kind, mid, packets,
         bytes, frames, lost, nacks, plis, seconds, …) and recordings (file paths).
         Exit 0 if the connection came up and every requested transfer completed.
@@ -52,6 +58,7 @@ struct RtcCommand: Command {
     static let valued: Set<String> = [
         "--send-file", "--receive-dir", "--turn", "--turn-user", "--turn-pass", "--host-ip", "--stats", "--timeout",
         "--audio", "--video", "--record", "--record-formats", "--duration",
+        "--recovery",
     ]
     static let flags: Set<String> = ["--echo", "--relay-only", "--no-trickle", "--loop"]
 
@@ -75,7 +82,8 @@ struct RtcCommand: Command {
         let session = try RtcSession(
             role: role, configuration: configuration, sendFile: arguments.value("--send-file"),
             receiveDirectory: arguments.value("--receive-dir"), echo: arguments.flag("--echo"),
-            trickle: !arguments.flag("--no-trickle"), media: media, duration: duration, output: global.output)
+            trickle: !arguments.flag("--no-trickle"), media: media, duration: duration,
+            recoveryWindow: try arguments.seconds("--recovery", default: 30).milliseconds / 1000, output: global.output)
         let timeout = try arguments.seconds("--timeout", default: 120)
         Watchdog.arm(after: timeout, what: "carrier rtc")
         let summary = await session.run(timeout: timeout)

@@ -19,6 +19,9 @@ actor RtcSession {
         var selectedPair: (local: String, remote: String)?
         var error: String?
         var wantedTransfer = false
+        /// Times the connection was lost and came back (ICE restarts), and the longest outage (s).
+        var outages = 0
+        var longestOutage = 0.0
         var sent: [MediaSender.Stats] = []
         var received: [MediaReceiver.Stats] = []
 
@@ -33,6 +36,8 @@ actor RtcSession {
                 object["sha256"] = transfer.sha256
                 object["MBps"] = rounded(Double(transfer.bytes) / 1e6 / max(transfer.seconds, 1e-9))
                 object["transferOk"] = transfer.ok
+                if let announced = transfer.announcedBytes { object["announcedBytes"] = Int(announced) }
+                if transfer.isIncomplete { object["incomplete"] = true }
                 if let path = transfer.path { object["path"] = path }
             }
             if let selectedPair {
@@ -45,6 +50,10 @@ actor RtcSession {
                     ] as [String: any Sendable]
                 object["recordings"] = received.flatMap(\.recordings)
             }
+            if outages > 0 {
+                object["outages"] = outages
+                object["longestOutage"] = rounded(longestOutage)
+            }
             if let error { object["error"] = error }
             return object
         }
@@ -56,7 +65,9 @@ actor RtcSession {
             if let transfer {
                 let rate = rounded(Double(transfer.bytes) / 1e6 / max(transfer.seconds, 1e-9))
                 lines.append(
-                    "\(transfer.name): \(transfer.bytes) bytes, \(rate) MB/s, sha256 \(transfer.sha256) \(transfer.ok ? "ok" : "MISMATCH")"
+                    "\(transfer.name): \(transfer.bytes) bytes, \(rate) MB/s, "
+                        + (transfer.ok || !transfer.isIncomplete
+                            ? "sha256 \(transfer.sha256) \(transfer.ok ? "ok" : "MISMATCH")" : transfer.verdict)
                 )
             }
             for stats in sent {
@@ -68,6 +79,9 @@ actor RtcSession {
                 lines.append(
                     "received \(stats.kind): \(stats.framesDecoded) frames decoded, \(stats.packetsReceived) packets, \(stats.packetsLost) lost, \(rounded(stats.seconds)) s"
                         + (stats.recordings.isEmpty ? "" : " → \(stats.recordings.joined(separator: ", "))"))
+            }
+            if outages > 0 {
+                lines.append("connection lost \(outages) time(s), back after at most \(rounded(longestOutage)) s")
             }
             if let error { lines.append("error: \(error)") }
             return lines.joined(separator: "\n")
@@ -102,11 +116,19 @@ actor RtcSession {
     private var heldNotice = false
     private var mediaDone = false
     private var durationDone = false
+    /// Offers after the first (ICE restarts, from either side); the answering side is polite.
+    private var negotiation: PerfectNegotiation
+    /// ICE restarts while the connection is lost, within the recovery window.
+    private var recovery: ConnectionRecovery
 
     init(
         role: String, configuration: PeerConfiguration, sendFile: String?, receiveDirectory: String?, echo: Bool,
-        trickle: Bool, media: CallMedia = CallMedia(), duration: Double? = nil, output: Output
+        trickle: Bool, media: CallMedia = CallMedia(), duration: Double? = nil, recoveryWindow: Double = 30,
+        output: Output
     ) throws {
+        negotiation = PerfectNegotiation(polite: role == "answer")
+        let policy = ConnectionRecovery.Policy(window: recoveryWindow)
+        recovery = ConnectionRecovery(policy: role == "answer" ? policy.delayed(by: 1) : policy)
         self.media = media
         self.duration = duration
         peer = try PeerConnection(configuration: configuration)
@@ -160,8 +182,19 @@ actor RtcSession {
                 await printLiveStats()
             }
         }
+        let recoveryTask = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                await watchConnection()
+            }
+        }
         if !done { await withCheckedContinuation { finished = $0 } }
         statsTask.cancel()
+        recoveryTask.cancel()
+        if recovery.losses > 0 {
+            summary.outages = recovery.losses
+            summary.longestOutage = recovery.longestOutage
+        }
         for sender in senders {
             await sender.stop()
             summary.sent.append(await sender.currentStats())
@@ -301,13 +334,14 @@ actor RtcSession {
         do {
             switch signal.type {
             case .offer:
+                guard let sdp = signal.sdp, !sdp.isEmpty else { return output.log("ignoring an offer without sdp") }
+                if remoteDescribed {
+                    // A renegotiation (an ICE restart) on the connection under way.
+                    return try await perform(negotiation.remoteOffer(sdp))
+                }
                 guard role == "answer" else {
                     return output.log(
                         "ignoring an offer from the peer: this side made the offer (rtc offer) and waits for an answer")
-                }
-                guard let sdp = signal.sdp, !sdp.isEmpty else { return output.log("ignoring an offer without sdp") }
-                guard !remoteDescribed else {
-                    return output.log("ignoring a second offer: this side has answered one already")
                 }
                 remoteDescribed = true
                 started = ContinuousClock.now
@@ -317,13 +351,10 @@ actor RtcSession {
                 try await peer.setLocalDescription(answer)
                 await sendDescription(type: .answer, answer)
             case .answer:
-                guard role == "offer" else {
-                    return output.log(
-                        "ignoring an answer from the peer: this side answers (rtc answer) and made no offer")
-                }
                 guard let sdp = signal.sdp, !sdp.isEmpty else { return output.log("ignoring an answer without sdp") }
-                guard !remoteDescribed else {
-                    return output.log("ignoring a second answer: the first one was taken")
+                if negotiation.awaitingAnswer { return try await perform(negotiation.remoteAnswer(sdp)) }
+                guard role == "offer", !remoteDescribed else {
+                    return output.log("ignoring an answer to no offer of ours (a stale or second one)")
                 }
                 remoteDescribed = true
                 try await peer.setRemoteDescription(sdp, type: .answer)
@@ -369,6 +400,11 @@ actor RtcSession {
                 summary.setupMs = rounded((ContinuousClock.now - started).milliseconds)
                 summary.selectedPair = await peer.stats().selectedPair
                 await startMedia()
+            } else if state == .connected, recovery.isRecovering {
+                recovery.restored(now: clock())
+                output.log("connection back after \(rounded(recovery.lastOutage ?? 0)) s")
+            } else if state == .disconnected, summary.connected {
+                await lost("ICE lost the connection")
             } else if state == .failed {
                 finish(await peer.failureReason ?? "connection failed")
             }
@@ -378,6 +414,67 @@ actor RtcSession {
             await startReceiving(mid: mid, kind: kind)
         default:
             break
+        }
+    }
+
+    // MARK: Recovery
+
+    private let born = ContinuousClock.now
+
+    private func clock() -> Double { (ContinuousClock.now - born).inSeconds }
+
+    /// The connection is lost: restart ICE (now or on the recovery schedule).
+    private func lost(_ why: String) async {
+        if !recovery.isRecovering {
+            output.log("\(why): restarting ICE (for up to \(rounded(recovery.policy.window)) s)")
+        }
+        await act(recovery.lost(now: clock()))
+    }
+
+    /// Every 250 ms: the recovery schedule, and silence while media should be arriving.
+    private func watchConnection() async {
+        guard summary.connected, !done else { return }
+        if recovery.isRecovering {
+            await act(recovery.tick(now: clock()))
+        } else if !receivers.isEmpty, await peer.secondsSinceLastPacket() > Self.silenceLimit {
+            await lost("no packet for \(Int(Self.silenceLimit)) s")
+        }
+    }
+
+    /// Seconds without a packet, while receiving media, after which the connection counts as lost.
+    static let silenceLimit = 3.0
+
+    private func act(_ actions: [ConnectionRecovery.Action]) async {
+        for action in actions {
+            switch action {
+            case .restartIce:
+                do { try await perform(negotiation.retry(iceRestart: true)) } catch { finish("\(error)") }
+            case .giveUp(let seconds):
+                finish(
+                    "the connection was lost for \(Int(seconds.rounded())) s and \(recovery.restartsMade) ICE restarts did not bring it back (recovery window \(Int(recovery.policy.window)) s)"
+                )
+            }
+        }
+    }
+
+    /// Carries out negotiation steps on the connection under way.
+    private func perform(_ steps: [PerfectNegotiation.Step]) async throws {
+        for step in steps {
+            switch step {
+            case .offer(let iceRestart):
+                let offer = try await peer.createOffer(iceRestart: iceRestart)
+                try await peer.setLocalDescription(offer)
+                say(RtcSignal(type: .offer, sdp: await peer.currentLocalDescription() ?? offer))
+            case .rollback:
+                try await peer.rollback()
+            case .answer(let sdp):
+                try await peer.setRemoteDescription(sdp, type: .offer)
+                let answer = try await peer.createAnswer()
+                try await peer.setLocalDescription(answer)
+                say(RtcSignal(type: .answer, sdp: await peer.currentLocalDescription() ?? answer))
+            case .applyAnswer(let sdp):
+                try await peer.setRemoteDescription(sdp, type: .answer)
+            }
         }
     }
 
@@ -395,7 +492,7 @@ actor RtcSession {
                 // Kept at once (not through a task), so a bye that follows the ack cannot overtake it.
                 receivedFiles.set(outcome)
                 output.log(
-                    "received \(outcome.name): \(outcome.bytes) bytes, \(outcome.ok ? "sha256 ok" : "sha256 MISMATCH")")
+                    "received \(outcome.name): \(outcome.bytes) bytes, \(outcome.verdict)")
             })
         self.endpoint = endpoint
         Task {

@@ -28,6 +28,20 @@ public actor FileTransferEndpoint {
         public var path: String?
         /// One side cancelled the transfer.
         public var cancelled = false
+        /// The size the sender announced, when one came (received files).
+        public var announcedBytes: UInt64?
+
+        /// Fewer bytes arrived than were announced: the transfer was cut short
+        /// (a closed channel, a lost connection), which is not a hash mismatch.
+        public var isIncomplete: Bool { announcedBytes.map { bytes < $0 } ?? false }
+
+        /// How it ended, in words: "sha256 ok", "incomplete: 1200 of 5000 bytes", "cancelled", "sha256 MISMATCH".
+        public var verdict: String {
+            if ok { return "sha256 ok" }
+            if cancelled { return "cancelled after \(bytes) bytes" }
+            if isIncomplete, let announcedBytes { return "incomplete: \(bytes) of \(announcedBytes) bytes" }
+            return "sha256 MISMATCH"
+        }
     }
 
     public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -455,7 +469,7 @@ public actor FileTransferEndpoint {
         onReceived(
             Outcome(
                 name: current.name, bytes: current.received, sha256: actual, ok: ok && path != nil,
-                seconds: seconds(since: current.started), path: path))
+                seconds: seconds(since: current.started), path: path, announcedBytes: current.size))
         try? channel.send(
             FileMessage.ack(name: current.name, size: current.received, sha256: actual, ok: ok && path != nil).json)
     }
@@ -471,7 +485,7 @@ public actor FileTransferEndpoint {
         onReceived(
             Outcome(
                 name: current.name, bytes: current.received, sha256: "", ok: false, seconds: 0, path: nil,
-                cancelled: cancelled))
+                cancelled: cancelled, announcedBytes: current.size))
     }
 
     /// The peer sent `file-cancel`: whatever is under way stops.
@@ -520,7 +534,7 @@ public actor FileTransferEndpoint {
         onReceived(
             Outcome(
                 name: current.name, bytes: current.received, sha256: actual, ok: destination != nil,
-                seconds: seconds(since: current.started), path: destination))
+                seconds: seconds(since: current.started), path: destination, announcedBytes: current.size))
     }
 
     private func abortChunked(_ fileId: String, cancelled: Bool) {
@@ -530,7 +544,7 @@ public actor FileTransferEndpoint {
         onReceived(
             Outcome(
                 name: current.name, bytes: current.received, sha256: "", ok: false, seconds: 0, path: nil,
-                cancelled: cancelled))
+                cancelled: cancelled, announcedBytes: current.size))
     }
 
     private func seconds(since start: ContinuousClock.Instant) -> Double {

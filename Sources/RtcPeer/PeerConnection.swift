@@ -804,8 +804,10 @@ public actor PeerConnection {
                 directory.channel(id)?.didOpen()
             }
         case .channelClosed(let id):
+            Logger("sctp").info("data channel \(id) closed")
             directory.remove(id)?.didClose()
-        case .closed:
+        case .closed(let reason):
+            Logger("sctp").warning("SCTP association ended: \(reason); its data channels are closed")
             for channel in directory.removeAll() { channel.didClose() }
         case .message, .bufferedAmountLow:
             break  // delivered directly

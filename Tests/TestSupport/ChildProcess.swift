@@ -44,6 +44,9 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     public init(executable: URL, arguments: [String], onLine: (@Sendable (String) -> Void)? = nil) throws {
+        // A child that exits while a test still writes to its stdin must fail
+        // that write, not kill the test process with SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
         lineHandler = onLine
         process.executableURL = executable
         process.arguments = arguments
