@@ -144,4 +144,34 @@ import Testing
             print("5% loss, 30±10 ms: \(summary?["MBps"] ?? "?") MB/s, dropped \(run.relay.currentCounts.dropped)")
         }
     }
+
+    /// The answering process is stopped (SIGSTOP) for 8 s mid-call and then
+    /// continued: the connection comes back (consent outlives 8 s, or an ICE
+    /// restart brings it back), media flows again both ways, and both
+    /// processes end cleanly when the offerer's duration is over: no hang.
+    @Test func aProcessStoppedForEightSecondsRecovers() async throws {
+        let tone = MediaChecks.mediaFile("tone-440-660.wav")
+        let root = temporaryDirectory("rtc-sigstop")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let run = try Run(
+            offer: ["--audio", tone, "--loop", "--duration", "16", "--stats", root + "/offer.json"],
+            answer: ["--audio", tone, "--loop", "--stats", root + "/answer.json"])
+        let connected = await eventually(within: .seconds(20)) { run.answerer.stderr.contains("connection connected") }
+        #expect(connected)
+        let answerer = run.answerer.process.processIdentifier
+        kill(answerer, SIGSTOP)
+        try await Task.sleep(for: .seconds(8))  // the fault's length, not a wait for an event
+        kill(answerer, SIGCONT)
+        let (offerStatus, answerStatus) = await run.finish(timeout: .seconds(40))
+        #expect(offerStatus == 0, "offerer: \(run.offerer.stderr.suffix(1500))")
+        #expect(answerStatus == 0, "answerer: \(run.answerer.stderr.suffix(1500))")
+        for name in ["offer", "answer"] {
+            let summary = json(try? String(contentsOfFile: root + "/\(name).json", encoding: .utf8))
+            let received = ((summary?["media"] as? [String: Any])?["received"] as? [[String: Any]]) ?? []
+            let audio = received.first { $0["kind"] as? String == "audio" }
+            // 16 s of audio at 50 packets a second, less the 8 s stopped: well over 5 s' worth arrived.
+            #expect((audio?["packets"] as? Int ?? 0) > 250, "\(name) received \(String(describing: audio))")
+            print("SIGSTOP 8 s: \(name) outages \(summary?["outages"] ?? 0), audio packets \(audio?["packets"] ?? 0)")
+        }
+    }
 }
