@@ -281,7 +281,7 @@ actor CallSession {
     /// path when the peer is this stack, the reference peers' JSON chunks otherwise.
     func sendFile(_ path: String) async throws -> FileTransferEndpoint.Outcome {
         var endpoint = self.endpoint
-        if endpoint == nil, call.state != .ended {
+        if endpoint == nil, call.state != .ended, !closing {
             endpoint = await withCheckedContinuation { channelWaiters.append($0) }
         }
         guard let endpoint, await endpoint.waitUntilOpen() else { throw CallError.noDataChannel }
@@ -293,7 +293,11 @@ actor CallSession {
 
     // MARK: Close
 
+    /// Set as `close` begins: from then on nothing may wait for the channel.
+    private var closing = false
+
     private func close() async {
+        closing = true
         for sender in senders {
             await sender.stop()
             senderStats.append(await sender.currentStats())

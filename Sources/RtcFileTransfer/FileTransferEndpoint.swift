@@ -305,6 +305,9 @@ public actor FileTransferEndpoint {
     /// Waits for the receiver's ack, reporting progress while SCTP drains; the
     /// last report is the whole file once the receiver confirmed it.
     private func waitForAck(name: String, total: UInt64, within wait: Duration) async -> FileMessage? {
+        // Closed or cancelled before we got here: nothing would wake the wait
+        // (a hang-up at that moment left the sender waiting out its whole timeout).
+        guard !closed, !cancelSending else { return nil }
         let timer = Task { [weak self] in
             try? await Task.sleep(for: wait)
             guard !Task.isCancelled else { return }

@@ -24,28 +24,16 @@ public actor PeerConnection {
     nonisolated let transport: SecureTransport
     private nonisolated let directory = ChannelDirectory()
 
-    enum Section {
-        case media(Int)
-        case data(String)
-        case rejected(MediaDescription)
-    }
-
-    private var signaling = SignalingState.stable
-    /// The local description before the pending local offer, restored by a rollback.
-    private var stableLocalDescription: SessionDescription?
+    /// Offer/answer, sections and transceivers (pure; this actor carries out its effects).
+    private var negotiator = Negotiator()
     /// The pending local offer restarted ICE (a rollback cannot undo that in libnice:
     /// the next description carries the new credentials and candidates).
     private var pendingOfferRestartedIce = false
-    private var sections: [Section] = []
-    private var transceivers: [Transceiver] = []
-    private var dataMid: String?
-    private var nextMid = 0
     /// Remote candidates not used, by reason (`PeerStats.droppedCandidates`).
     private var droppedCandidates: [String: Int] = [:]
-    private let sessionId = UInt64.random(in: 1...(UInt64(Int64.max)))
-    private var sessionVersion: UInt64 = 1
-    private var localDescription: SessionDescription?
-    private var remoteDescription: SessionDescription?
+    private var transceivers: [Transceiver] { negotiator.transceivers }
+    private var localDescription: SessionDescription? { negotiator.localDescription }
+    private var remoteDescription: SessionDescription? { negotiator.remoteDescription }
     private var localCandidates: [String] = []
     private var gatheringComplete = false
     private var gathering = false
@@ -160,29 +148,18 @@ public actor PeerConnection {
     /// Adds a media section (audio or video) that sends and/or receives.
     @discardableResult
     public func addTransceiver(_ kind: MediaKind, direction: Direction = .sendrecv) -> TransceiverInfo {
-        let mid = allocateMid()
-        let transceiver = Transceiver(
-            info: TransceiverInfo(
-                mid: mid, kind: kind, direction: direction, codec: Transceiver.defaultCodecs(kind).first,
-                sendSsrc: UInt32.random(in: 1...UInt32.max)),
-            midExtensionId: 1, cname: cname)
-        transceivers.append(transceiver)
-        sections.append(.media(transceivers.count - 1))
+        let info = negotiator.addTransceiver(kind, direction: direction)
         updateRtpPaths()
         // libsrtp's one-time start (self-tests) takes ~7 ms: media will need it,
         // so it runs now, off the connection's path. Data-only connections skip it.
         SrtpSession.prepareInBackground()
-        return transceiver.info
+        return info
     }
 
     /// Creates a data channel; it opens once the connection is up (`.open` on its events).
     public func createDataChannel(_ parameters: DataChannelParameters) -> DataChannel {
         let channel = DataChannel(parameters: parameters)
-        if dataMid == nil, signaling == .stable, remoteDescription == nil || localDescription == nil {
-            let mid = allocateMid()
-            dataMid = mid
-            sections.append(.data(mid))
-        }
+        negotiator.addDataSection()
         if let association {
             open(channel, on: association)
         } else {
@@ -196,31 +173,9 @@ public actor PeerConnection {
     /// Changes what a section does (before an offer, or between the peer's offer
     /// and our answer, where it is matched with what the peer offered).
     public func setDirection(_ direction: Direction, mid: String) {
-        guard let index = transceivers.firstIndex(where: { $0.info.mid == mid }) else { return }
-        if signaling == .haveRemoteOffer, let remote = remoteDescription?.media.first(where: { $0.mid == mid }) {
-            transceivers[index].info.direction = Self.answerDirection(
-                ours: direction, theirs: remote.direction ?? .sendrecv)
-        } else {
-            transceivers[index].info.direction = direction
-        }
+        negotiator.setDirection(direction, mid: mid)
         updateRtpPaths()
     }
-
-    private func allocateMid() -> String {
-        defer { nextMid += 1 }
-        var mid = "\(nextMid)"
-        while midInUse(mid) {
-            nextMid += 1
-            mid = "\(nextMid)"
-        }
-        return mid
-    }
-
-    private func midInUse(_ mid: String) -> Bool {
-        dataMid == mid || transceivers.contains { $0.info.mid == mid }
-    }
-
-    private var cname: String { "carrier-\(sessionId % 1_000_000)" }
 
     // MARK: Offer and answer
 
@@ -230,20 +185,33 @@ public actor PeerConnection {
     /// JSEP §5.2.1) while DTLS, SCTP and RTP keep their sessions.
     public func createOffer(iceRestart: Bool = false) throws(PeerError) -> String {
         guard state != .closed else { throw .closed }
-        if case .failure(let error) = signaling.applyingLocal(.offer) { throw error }
+        if case .failure(let error) = negotiator.signaling.applyingLocal(.offer) { throw error }
         if iceRestart, gathering {
             do { try transport.ice.restart() } catch { throw .transport(error.description) }
             describeCandidates = true
             pendingOfferRestartedIce = true
         }
         if remoteDescription == nil { gatherEarly(controlling: true) }
-        return remember(buildDescription(isOffer: true))
+        return remember(try negotiator.createOffer(localTransport()))
     }
 
     public func createAnswer() throws(PeerError) -> String {
         guard state != .closed else { throw .closed }
-        if case .failure(let error) = signaling.applyingLocal(.answer) { throw error }
-        return remember(buildDescription(isOffer: false))
+        return remember(try negotiator.createAnswer(localTransport()))
+    }
+
+    /// Our credentials, fingerprint and (after an ICE restart) candidates, for a description.
+    private func localTransport() -> Negotiator.LocalTransport {
+        let (ufrag, pwd) = transport.ice.localCredentials
+        var local = Negotiator.LocalTransport(
+            ufrag: ufrag, pwd: pwd, fingerprint: Fingerprint(algorithm: "sha-256", bytes: certificate.sha256))
+        if describeCandidates {
+            // Once: libnice keeps its candidates across a restart; the next description carries them.
+            describeCandidates = false
+            local.candidates = localCandidates.compactMap { try? Candidate(parsing: $0) }
+            local.gatheringComplete = gatheringComplete
+        }
+        return local
     }
 
     /// The last description made here and its text: setting it as the local
@@ -267,27 +235,10 @@ public actor PeerConnection {
         } else {
             description = try parse(text)
         }
-        let type: SdpType = signaling == .haveRemoteOffer ? .answer : .offer
-        let next: SignalingState
-        switch signaling.applyingLocal(type) {
-        case .success(let state): next = state
-        case .failure(let error): throw error
-        }
-        switch signaling {
-        case .stable:
-            stableLocalDescription = localDescription
-            // The first offerer controls ICE; renegotiation keeps the roles.
-            if remoteDescription == nil { transport.ice.setControlling(true) }
-        case .haveRemoteOffer:
-            guard let remote = remoteDescription else { throw .invalidState("no remote offer") }
-            let remoteSetup = remote.media.first.flatMap { remote.setup(for: $0) } ?? .actpass
-            try prepareDtls(role: remoteSetup == .active ? .server : .client)
-        case .haveLocalOffer:
-            break  // a new local offer replaces the last one
-        }
-        signaling = next
-        localDescription = description
-        sessionVersion += 1
+        let firstOffer = negotiator.signaling == .stable && remoteDescription == nil
+        if let role = try negotiator.setLocal(description) { try prepareDtls(role: role) }
+        // The first offerer controls ICE; renegotiation keeps the roles.
+        if firstOffer { transport.ice.setControlling(true) }
         updateRtpPaths()
         try startGathering()
         surfaceCandidates()
@@ -300,18 +251,14 @@ public actor PeerConnection {
     /// description carries its credentials and candidates.
     public func rollback() throws(PeerError) {
         guard state != .closed else { throw .closed }
-        switch signaling.applyingLocal(.rollback) {
-        case .success(let next): signaling = next
-        case .failure(let error): throw error
-        }
-        localDescription = stableLocalDescription
+        try negotiator.rollback()
         if pendingOfferRestartedIce { describeCandidates = true }
         pendingOfferRestartedIce = false
         updateRtpPaths()
     }
 
     /// The current JSEP signaling state.
-    public var signalingState: SignalingState { signaling }
+    public var signalingState: SignalingState { negotiator.signaling }
 
     /// Applies the peer's description of the given type. An offer is taken
     /// only in stable (while an offer of ours is pending, roll it back first:
@@ -320,56 +267,34 @@ public actor PeerConnection {
     /// not supported. A description that does not fit changes nothing.
     public func setRemoteDescription(_ text: String, type: SdpType) throws(PeerError) {
         guard state != .closed else { throw .closed }
-        let next: SignalingState
-        switch signaling.applyingRemote(type) {
-        case .success(let state): next = state
-        case .failure(let error): throw error
-        }
+        if case .failure(let error) = negotiator.signaling.applyingRemote(type) { throw error }
         let description = try parse(text)
-        guard let first = description.media.first(where: { !$0.isRejected }) else {
-            throw .badDescription("no media section to connect")
-        }
-        guard let credentials = description.iceCredentials(for: first) else {
-            throw .badDescription("no ICE credentials (a=ice-ufrag/a=ice-pwd)")
-        }
-        guard !description.fingerprints(for: first).isEmpty else {
-            throw .badDescription("no DTLS fingerprint (a=fingerprint)")
-        }
-        let isAnswer = type == .answer
-        let previousCredentials = remoteDescription.flatMap { old in
-            old.media.first(where: { !$0.isRejected }).flatMap { old.iceCredentials(for: $0) }
-        }
-        let remoteRestarted = previousCredentials.map { $0 != credentials } ?? false
-        if !isAnswer {
-            adoptRemoteOffer(description)
-            if previousCredentials == nil {
+        let transceiversBefore = transceivers.count
+        let effects = try negotiator.setRemote(description, type: type)
+        if transceivers.count > transceiversBefore { SrtpSession.prepareInBackground() }  // as in addTransceiver
+        if type == .offer {
+            if effects.first {
                 transport.ice.setControlling(false)
                 gatherEarly(controlling: false)
             }
-            if remoteRestarted {
+            if effects.iceRestarted {
                 // The peer restarts ICE: so do we (new local credentials in our answer).
                 do { try transport.ice.restart() } catch { throw .transport(error.description) }
                 describeCandidates = true
             }
         }
-        signaling = next
-        remoteDescription = description
-        transport.ice.setRemoteCredentials(ufrag: credentials.ufrag, pwd: credentials.pwd)
+        transport.ice.setRemoteCredentials(ufrag: effects.credentials.ufrag, pwd: effects.credentials.pwd)
         // The RTP paths know the sections before `.track` goes out: a receiver
         // may attach to one at once (`receiveRtp` does not wait for the actor).
         updateRtpPaths()
         learnRouting(from: description)
-        for media in description.media where !media.isRejected {
-            for candidate in media.candidates { addScreened(candidate.description) }
-            if media.isDataChannel { remoteMaxMessageSize = media.maxMessageSize ?? 65536 }
-        }
-        for line in pendingRemoteCandidates { addScreened(line) }
+        if let size = effects.remoteMaxMessageSize { remoteMaxMessageSize = size }
+        for line in effects.candidates + pendingRemoteCandidates { addScreened(line) }
         pendingRemoteCandidates = []
-        if description.media.contains(where: \.endOfCandidates) { transport.ice.remoteCandidatesComplete() }
-        if isAnswer {
+        if effects.endOfCandidates { transport.ice.remoteCandidatesComplete() }
+        if let role = effects.dtlsRole {
             pendingOfferRestartedIce = false
-            let remoteSetup = description.setup(for: first) ?? .active
-            try prepareDtls(role: remoteSetup == .passive ? .client : .server)
+            try prepareDtls(role: role)
         }
     }
 
@@ -469,72 +394,6 @@ public actor PeerConnection {
         if state == .new { setState(.connecting) }
     }
 
-    /// The answerer takes the offer's sections: existing mids keep their
-    /// transceiver, new audio/video sections get one, the data section is noted.
-    /// Linear in the number of sections: each mid is looked up in a
-    /// dictionary, and transceivers added before the offer wait in a queue per
-    /// kind (searching the lists for each section cost the cube of their number:
-    /// 9 s of CPU for 1,000 sections).
-    private func adoptRemoteOffer(_ offer: SessionDescription) {
-        var adopted: [Section] = []
-        var byMid: [String: Int] = [:]
-        for (index, transceiver) in transceivers.enumerated() { byMid[transceiver.info.mid] = index }
-        let offeredMids = Set(offer.media.compactMap(\.mid))
-        // Transceivers whose mid the offer does not name: they take the peer's mids, in order.
-        var unused: [MediaKind: [Int]] = [:]
-        for (index, transceiver) in transceivers.enumerated() where !offeredMids.contains(transceiver.info.mid) {
-            unused[transceiver.info.kind, default: []].append(index)
-        }
-        var nextUnused: [MediaKind: Int] = [:]
-        for media in offer.media {
-            guard let mid = media.mid else {
-                adopted.append(.rejected(media))
-                continue
-            }
-            if media.isDataChannel {
-                dataMid = mid
-                adopted.append(.data(mid))
-                continue
-            }
-            guard let kind = MediaKind(rawValue: media.kind), !media.isRejected,
-                let codec = Transceiver.match(media.codecs, kind: kind)
-            else {
-                adopted.append(.rejected(media))
-                continue
-            }
-            let index: Int
-            let queued = unused[kind] ?? []
-            let position = nextUnused[kind] ?? 0
-            if let existing = byMid[mid] {
-                index = existing
-            } else if position < queued.count {
-                // A transceiver added before the offer arrived takes the peer's mid.
-                index = queued[position]
-                nextUnused[kind] = position + 1
-                transceivers[index].info.mid = mid
-                byMid[mid] = index
-            } else {
-                transceivers.append(
-                    Transceiver(
-                        info: TransceiverInfo(
-                            mid: mid, kind: kind, direction: .sendrecv, codec: codec,
-                            sendSsrc: UInt32.random(in: 1...UInt32.max)),
-                        cname: cname))
-                index = transceivers.count - 1
-                byMid[mid] = index
-                SrtpSession.prepareInBackground()  // as in addTransceiver
-            }
-            transceivers[index].info.codec = codec
-            let remoteDirection = media.direction ?? .sendrecv
-            transceivers[index].info.direction = Self.answerDirection(
-                ours: transceivers[index].info.direction, theirs: remoteDirection)
-            transceivers[index].midExtensionId = media.headerExtensions.first { $0.uri == RtpRouter.midExtensionURI }
-                .map { UInt8($0.id) }
-            adopted.append(.media(index))
-        }
-        sections = adopted
-    }
-
     /// Tells the RTP paths which sections exist, their codecs and directions.
     private func updateRtpPaths() {
         var clockRates: [String: UInt32] = [:]
@@ -553,17 +412,6 @@ public actor PeerConnection {
             })
     }
 
-    static func answerDirection(ours: Direction, theirs: Direction) -> Direction {
-        let send = (ours == .sendrecv || ours == .sendonly) && (theirs == .sendrecv || theirs == .recvonly)
-        let receive = (ours == .sendrecv || ours == .recvonly) && (theirs == .sendrecv || theirs == .sendonly)
-        switch (send, receive) {
-        case (true, true): return .sendrecv
-        case (true, false): return .sendonly
-        case (false, true): return .recvonly
-        case (false, false): return .inactive
-        }
-    }
-
     /// Payload types, SSRCs and the mid extension the peer will use, for BUNDLE demux.
     private func learnRouting(from description: SessionDescription) {
         for media in description.media where !media.isRejected && !media.isDataChannel {
@@ -579,81 +427,6 @@ public actor PeerConnection {
                 emit(.track(mid: mid, kind: kind))
             }
         }
-    }
-
-    private func buildDescription(isOffer: Bool) -> SessionDescription {
-        var description = SessionDescription(
-            // The origin's user name tells a peer of this stack (the calls layer's file fast path).
-            origin: .init(
-                username: "carrier-rtc", sessionId: sessionId, sessionVersion: sessionVersion, address: "127.0.0.1"))
-        description.msidSemantic = "WMS *"
-        let (ufrag, pwd) = transport.ice.localCredentials
-        let fingerprint = Fingerprint(algorithm: "sha-256", bytes: certificate.sha256)
-        let setup: SetupRole
-        if isOffer {
-            setup = .actpass
-        } else {
-            let remote = remoteDescription
-            let remoteSetup = remote?.media.first.flatMap { remote?.setup(for: $0) } ?? .actpass
-            setup = remoteSetup == .active ? .passive : .active
-        }
-        var bundle: [String] = []
-        let candidates = describeCandidates ? localCandidates.compactMap { try? Candidate(parsing: $0) } : []
-        defer { describeCandidates = false }
-        for section in sections {
-            var media: MediaDescription
-            switch section {
-            case .media(let index):
-                let transceiver = transceivers[index]
-                let codecs =
-                    isOffer
-                    ? Transceiver.defaultCodecs(transceiver.info.kind) : [transceiver.info.codec].compactMap { $0 }
-                media = MediaDescription(
-                    kind: transceiver.info.kind.rawValue, proto: "UDP/TLS/RTP/SAVPF",
-                    formats: codecs.map { "\($0.payloadType)" })
-                media.codecs = codecs
-                media.mid = transceiver.info.mid
-                media.direction = transceiver.info.direction
-                media.rtcp = "9 IN IP4 0.0.0.0"
-                media.rtcpMux = true
-                media.rtcpReducedSize = true
-                if let id = transceiver.midExtensionId {
-                    media.headerExtensions = [HeaderExtension(id: Int(id), uri: RtpRouter.midExtensionURI)]
-                }
-                if transceiver.info.direction == .sendrecv || transceiver.info.direction == .sendonly {
-                    let stream = "carrier-\(sessionId % 100_000)"
-                    media.msid = "\(stream) \(transceiver.info.kind.rawValue)-\(transceiver.info.mid)"
-                    media.ssrcs = [
-                        SsrcAttribute(ssrc: transceiver.info.sendSsrc, attribute: "cname", value: transceiver.cname),
-                        SsrcAttribute(ssrc: transceiver.info.sendSsrc, attribute: "msid", value: media.msid),
-                    ]
-                }
-            case .data(let mid):
-                media = MediaDescription(kind: "application", proto: "UDP/DTLS/SCTP", formats: ["webrtc-datachannel"])
-                media.mid = mid
-                media.sctpPort = 5000
-                media.maxMessageSize = UInt64(SctpAssociation.maxMessageSize)
-            case .rejected(let remote):
-                var rejected = MediaDescription(
-                    kind: remote.kind, port: 0, proto: remote.proto, formats: remote.formats)
-                rejected.mid = remote.mid
-                rejected.connection = "IN IP4 0.0.0.0"
-                description.media.append(rejected)
-                continue
-            }
-            media.connection = "IN IP4 0.0.0.0"
-            media.iceUfrag = ufrag
-            media.icePwd = pwd
-            media.iceOptions = ["trickle"]
-            media.fingerprints = [fingerprint]
-            media.setup = setup
-            media.candidates = candidates
-            media.endOfCandidates = !candidates.isEmpty && gatheringComplete
-            if let mid = media.mid { bundle.append(mid) }
-            description.media.append(media)
-        }
-        if !bundle.isEmpty { description.groups = [.init(semantics: "BUNDLE", mids: bundle)] }
-        return description
     }
 
     // MARK: Transport events
@@ -748,9 +521,7 @@ public actor PeerConnection {
     // MARK: Data channels
 
     private func startSctpIfNegotiated() {
-        guard association == nil, dataMid != nil,
-            remoteDescription?.media.contains(where: { $0.isDataChannel && !$0.isRejected }) == true,
-            let role = dtlsRole
+        guard association == nil, negotiator.dataNegotiated, let role = dtlsRole
         else { return }
         let transport = self.transport
         let directory = self.directory
@@ -782,13 +553,16 @@ public actor PeerConnection {
 
     private func open(_ channel: DataChannel, on association: SctpAssociation) {
         let directory = self.directory
+        // Listed while it opens: a connection closed before SCTP answers must
+        // close it too (it stayed "connecting" for ever, and a file waiting for it hung).
+        directory.opening(channel)
         association.openChannel(channel.parameters) { result in
-            if case .success(let id) = result {
-                channel.bind(association: association, id: id)
-                directory.insert(channel, id: id)
-            } else {
+            guard directory.opened(channel), case .success(let id) = result else {
                 channel.didClose()
+                return
             }
+            channel.bind(association: association, id: id)
+            directory.insert(channel, id: id)
         }
     }
 
