@@ -484,6 +484,7 @@ public actor PeerConnection {
             releaseGatheringWaiters()
             if candidatesSurfaced { emit(.gatheringComplete) }
         case .stateChanged(let iceState):
+            Logger("ice").info("ICE \(iceState.rawValue)")
             emit(.iceStateChanged(iceState))
             switch iceState {
             case .connected, .completed:
