@@ -114,6 +114,30 @@ import Testing
         print("blackout: \(summary["MBps"] ?? "?") MB/s overall, outages \(outages)")  // for the notes
     }
 
+    /// The offerer's NAT gives it a new port in the middle of a 20 MB
+    /// transfer: the answerer's packets to the old port are lost until its
+    /// consent expires and an ICE restart moves both to the new port; the
+    /// file arrives intact.
+    @Test func aFileSurvivesAPortChangeMidTransfer() async throws {
+        let root = temporaryDirectory("rtc-rebind")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try Self.payload(root + "/payload.bin", megabytes: 20)
+        let run = try Run(
+            offer: ["--send-file", root + "/payload.bin", "--stats", root + "/offer.json", "--timeout", "90"],
+            answer: ["--receive-dir", root + "/in", "--stats", root + "/answer.json", "--timeout", "90"])
+        run.relay.setDelay(milliseconds: 20)
+        let underWay = await eventually(within: .seconds(30)) { run.answerer.stderr.contains("receiving payload.bin") }
+        #expect(underWay, "the transfer did not start: \(run.answerer.stderr.suffix(800))")
+        try run.relay.rebind(.a)
+        let (offerStatus, answerStatus) = await run.finish(timeout: .seconds(80))
+        #expect(offerStatus == 0, "offerer: \(run.offerer.stderr.suffix(1500))")
+        #expect(answerStatus == 0, "answerer: \(run.answerer.stderr.suffix(1500))")
+        #expect(
+            FileManager.default.contentsEqual(atPath: root + "/payload.bin", andPath: root + "/in/payload.bin"))
+        let answer = json(try? String(contentsOfFile: root + "/answer.json", encoding: .utf8))
+        print("port change: answerer outages \(answer?["outages"] ?? 0), longest \(answer?["longestOutage"] ?? 0) s")
+    }
+
     /// 5% random loss and 30 ± 10 ms of delay (so, reordering) both ways, a
     /// 1 MB file, three runs: every one completes intact (loss alone must
     /// not end a connection). SCTP's congestion control holds such a path to
