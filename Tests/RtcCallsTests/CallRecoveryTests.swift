@@ -158,6 +158,26 @@ import Testing
         await relayed.close()
     }
 
+    /// Both sides add video at the same instant: the offers cross, the
+    /// callee yields and offers again, and video flows both ways.
+    @Test func bothSidesAddingVideoAtOnceConverge() async throws {
+        let relayed = try await RelayedPair()
+        let callId = try await relayed.connectedCall()
+        let video = MediaChecks.mediaFile("testsrc.ivf")
+        async let fromAlice: Void = relayed.pair.alice.addVideo(video, callId: callId)
+        async let fromBob: Void = relayed.pair.bob.addVideo(video, callId: callId)
+        _ = try await (fromAlice, fromBob)
+        for client in [relayed.pair.alice, relayed.pair.bob] {
+            #expect(
+                await eventually(within: .seconds(10)) {
+                    let received = (try? await client.mediaStats(callId).received) ?? []
+                    return received.contains { $0.kind == "video" && $0.framesDecoded > 5 }
+                })
+        }
+        #expect(try await RelayedPair.audioGrows(relayed.pair.alice, callId))
+        await relayed.close()
+    }
+
     /// The peer is really gone (no packet, no signal, no bye): the call ends
     /// as failed once the recovery window has passed, and says why.
     @Test func aPeerThatIsReallyGoneEndsTheCallWithinTheWindow() async throws {
