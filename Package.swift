@@ -44,6 +44,9 @@ let package = Package(
         cLibrary("CNice", pkgConfig: "nice", apt: ["libnice-dev"]),
         cLibrary("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
         cLibrary("CVpx", pkgConfig: "vpx", apt: ["libvpx-dev"]),
+        cLibrary(
+            "CFFmpeg", pkgConfig: "libavformat",
+            apt: ["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libswscale-dev", "libavutil-dev"]),
         cLibrary("COgg", pkgConfig: "ogg", apt: ["libogg-dev"]),
         // Express: the service's HTTP server and store, the node's HTTP client.
         cLibrary("CMicroHttpd", pkgConfig: "libmicrohttpd", apt: ["libmicrohttpd-dev"]),
@@ -86,8 +89,12 @@ let package = Package(
         // pipeline that carries them over a peer connection.
         .target(name: "RtcCodecs", dependencies: ["COpus", "CVpx", "CShim"], swiftSettings: strict),
         .target(name: "RtcMediaFiles", dependencies: ["RtcCodecs", "COgg"], swiftSettings: strict),
+        // Any media file libavformat opens: tracks, packets, decoding to PCM and I420.
         .target(
-            name: "RtcMedia", dependencies: ["RtcPeer", "RtcRTP", "RtcCodecs", "RtcMediaFiles", "AsyncExtras"],
+            name: "RtcContainers", dependencies: ["CFFmpeg", "RtcCodecs", "RtcMediaFiles"], swiftSettings: strict),
+        .target(
+            name: "RtcMedia",
+            dependencies: ["RtcPeer", "RtcRTP", "RtcCodecs", "RtcMediaFiles", "RtcContainers", "AsyncExtras"],
             swiftSettings: strict),
         // Files over a data channel (the binary file protocol, docs/file-protocol.md).
         .target(
@@ -203,6 +210,10 @@ let package = Package(
         .testTarget(
             name: "RtcCodecsTests",
             dependencies: ["TestSupport", "RtcCodecs"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RtcContainersTests",
+            dependencies: ["TestSupport", "RtcContainers", "RtcMediaFiles"],
             swiftSettings: strict),
         .testTarget(
             name: "RtcMediaFilesTests",

@@ -4,7 +4,8 @@
 set -euo pipefail
 
 # Debian packages: C libraries behind the system-library modules (the Express
-# service uses libmicrohttpd and SQLite, its client libcurl), and the
+# service uses libmicrohttpd and SQLite, its client libcurl; media files are
+# read with FFmpeg's libraries), and the
 # tools the tests start (coturn for TURN, headless Chromium for browser
 # interop, ffmpeg and sox to make and check media files).
 DEB_PACKAGES=(
@@ -13,6 +14,7 @@ DEB_PACKAGES=(
   libssl-dev libsrtp2-dev libusrsctp-dev libnice-dev libglib2.0-dev
   libopus-dev libvpx-dev libogg-dev
   libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev
+  libavformat-dev libavcodec-dev libswresample-dev libswscale-dev libavutil-dev
   coturn chromium chromium-driver ffmpeg sox
 )
 

@@ -19,8 +19,12 @@ struct CallCommand: Command {
         --duration or on Ctrl-C (without --duration: once the file is sent, or when
         the friend hangs up). Ends with a summary.
 
-          --audio FILE           send audio: .wav (encoded to Opus) or .opus/.ogg (as is)
-          --video FILE           send video: .y4m (encoded to VP8) or .ivf (as is)
+          --media FILE           send the audio and video tracks of FILE: any file ffmpeg
+                                 reads (MP4, MKV, WebM, MOV, MP3, FLAC, WAV, Ogg, …);
+                                 Opus and VP8 go as they are, others are encoded
+          --audio FILE           send the audio track of FILE (any of the above)
+          --video FILE           send the video track of FILE (any of the above, .y4m, .ivf)
+          --start S              start S seconds into the media files
           --loop                 play the media files again at their end
           --send-file PATH       send a file over the call's data channel
           --record DIR           record the friend's audio and video into DIR
@@ -39,7 +43,8 @@ struct CallCommand: Command {
         Exit 0 only if the call connected and every requested transfer completed.
         """
     static let valued: Set<String> = [
-        "--audio", "--video", "--send-file", "--record", "--record-formats", "--duration", "--ring-timeout",
+        "--audio", "--video", "--media", "--start", "--send-file", "--record", "--record-formats", "--duration",
+        "--ring-timeout",
         "--recovery", "--wait", "--host-ip", "--turn", "--turn-user", "--turn-pass",
     ]
     static let flags: Set<String> = ["--loop"]
@@ -85,9 +90,19 @@ enum CallOptions {
         var media = CallMedia(
             audio: arguments.value("--audio"), video: arguments.value("--video"), loop: arguments.flag("--loop"),
             recordDirectory: arguments.value("--record"), receiveDirectory: arguments.value("--receive-dir"))
-        for path in [media.audio, media.video].compactMap({ $0 }) where !FileManager.default.fileExists(atPath: path) {
+        let both = arguments.value("--media")
+        for path in [media.audio, media.video, both].compactMap({ $0 })
+        where !FileManager.default.fileExists(atPath: path) {
             throw UsageError("no such media file: \(path)")
         }
+        if let both {
+            // Its audio and its video, whichever it has (--audio/--video given as well win).
+            let kinds = try MediaSources.tracks(in: both)
+            guard !kinds.isEmpty else { throw UsageError("\(both) has no audio or video track") }
+            if kinds.contains(.audio), media.audio == nil { media.audio = both }
+            if kinds.contains(.video), media.video == nil { media.video = both }
+        }
+        media.start = try arguments.seconds("--start", default: 0).milliseconds / 1000
         if let list = arguments.value("--record-formats") {
             let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             let formats = names.compactMap(MediaReceiver.RecordFormat.init(rawValue:))

@@ -58,8 +58,10 @@ struct ListenCommand: Command {
           --answer             answer friends' calls (several at once), with:
             --record DIR       record each call into DIR/CALLID/ (audio.wav, video.ivf, …)
             --record-formats F which of wav,opus,ivf,y4m to write (default all)
-            --audio FILE       send this audio back (.wav or .opus)
-            --video FILE       send this video back (.y4m or .ivf)
+            --media FILE       send the audio and video of FILE back (any file ffmpeg reads)
+            --audio FILE       send this audio back (any file with an audio track)
+            --video FILE       send this video back (any file with a video track, .y4m, .ivf)
+            --start S          start S seconds into the media files
             --loop             play the media files again at their end
             --host-ip IP       gather ICE candidates on IP only
             --recovery S       restart ICE for up to S seconds when a call's connection
@@ -71,7 +73,7 @@ struct ListenCommand: Command {
     static let flags: Set<String> = ["--accept-friends", "--answer", "--loop"]
     static let valued: Set<String> = [
         "--record", "--record-formats", "--receive-dir", "--audio", "--video", "--host-ip", "--turn", "--turn-user",
-        "--turn-pass", "--recovery",
+        "--turn-pass", "--recovery", "--media", "--start",
     ]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {

@@ -22,9 +22,13 @@ struct RtcCommand: Command {
                                docs/file-protocol.md) with progress on stderr, then say bye
           --receive-dir DIR    save files the peer sends into DIR (checked by SHA-256)
           --echo               send every data-channel message back
-          --audio FILE         send audio: .wav (16-bit PCM, any rate; encoded to Opus) or
-                               .opus/.ogg (Ogg Opus, sent as is)
-          --video FILE         send video: .y4m (I420; encoded to VP8) or .ivf (VP8, sent as is)
+          --media FILE         send the audio and video tracks of FILE: any file ffmpeg reads
+                               (MP4, MKV, WebM, MOV, MP3, FLAC, WAV, Ogg, …); Opus and VP8
+                               tracks go as they are, others are decoded and encoded
+          --audio FILE         send the audio track of FILE (any of the above)
+          --video FILE         send the video track of FILE (any of the above; .y4m is
+                               encoded to VP8, .ivf sent as is)
+          --start S            start S seconds into the media files
           --record DIR         record what the peer sends, one file per track named by kind:
                                audio.wav + audio.opus, video.ivf + video.y4m
           --record-formats F   which of wav,opus,ivf,y4m to write (default all); with only
@@ -57,7 +61,7 @@ struct RtcCommand: Command {
         """
     static let valued: Set<String> = [
         "--send-file", "--receive-dir", "--turn", "--turn-user", "--turn-pass", "--host-ip", "--stats", "--timeout",
-        "--audio", "--video", "--record", "--record-formats", "--duration",
+        "--audio", "--video", "--media", "--start", "--record", "--record-formats", "--duration",
         "--recovery",
     ]
     static let flags: Set<String> = ["--echo", "--relay-only", "--no-trickle", "--loop"]

@@ -217,7 +217,7 @@ actor RtcSession {
                 !senders.contains(where: { $0.kind == info.kind })
             else { continue }
             do {
-                let source = try MediaSources.open(path)
+                let source = try MediaSources.open(path, kind: info.kind, start: media.start)
                 output.log("sending \(info.kind.rawValue) on mid \(info.mid): \(source.label)")
                 let sender = MediaSender(
                     peer: peer, mid: info.mid, source: source, loop: media.loop, duration: duration)

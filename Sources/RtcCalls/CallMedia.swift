@@ -3,10 +3,13 @@ import RtcPeer
 
 /// What a call sends and where it records, chosen per call.
 public struct CallMedia: Sendable, Equatable {
-    /// Audio to send (.wav or .opus/.ogg); nil sends none (the section still receives).
+    /// Audio to send: the audio track of any file libavformat reads (WAV, Ogg
+    /// Opus, MP3, FLAC, MP4, MKV, WebM, …); nil sends none (the section still receives).
     public var audio: String?
-    /// Video to send (.y4m or .ivf).
+    /// Video to send: Y4M, IVF, or the video track of any file libavformat reads.
     public var video: String?
+    /// Seconds into the files to start from.
+    public var start: Double = 0
     /// Play the files again at their end.
     public var loop: Bool
     /// Record what the peer sends into this directory (one file per track, named by kind).
@@ -34,7 +37,7 @@ public struct CallMedia: Sendable, Equatable {
     public func openSources() throws -> [MediaKind: any MediaSource] {
         var sources: [MediaKind: any MediaSource] = [:]
         for kind in [MediaKind.audio, .video] {
-            if let path = file(for: kind) { sources[kind] = try MediaSources.open(path) }
+            if let path = file(for: kind) { sources[kind] = try MediaSources.open(path, kind: kind, start: start) }
         }
         return sources
     }

@@ -235,7 +235,7 @@ actor CallSession {
     /// Adds a video section to a call under way (sending `path` if given) and offers again.
     func addVideo(_ path: String?) async throws {
         guard !(await peer.transceiverInfos.contains { $0.kind == .video }) else { return }
-        if let path { sources[.video] = try MediaSources.open(path) }
+        if let path { sources[.video] = try MediaSources.open(path, kind: .video) }
         media.video = path
         if !call.options.contains(.video) { call.options.append(.video) }
         await peer.addTransceiver(.video, direction: path != nil ? .sendrecv : .recvonly)
@@ -247,7 +247,7 @@ actor CallSession {
     }
 
     func replaceSource(_ path: String, kind: MediaKind) async throws {
-        let source = try MediaSources.open(path)
+        let source = try MediaSources.open(path, kind: kind)
         for sender in senders where sender.kind == kind { try await sender.replaceSource(source) }
     }
 

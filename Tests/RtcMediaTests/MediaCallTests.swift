@@ -62,7 +62,9 @@ import Testing
             await receiver.start()
             receivers.append(receiver)
             senders.append(
-                MediaSender(peer: offerer, mid: mid, source: try MediaSources.open(path), loop: true, duration: seconds)
+                MediaSender(
+                    peer: offerer, mid: mid, source: try MediaSources.open(path, kind: kind), loop: true,
+                    duration: seconds)
             )
         }
         for sender in senders { await sender.start() }
