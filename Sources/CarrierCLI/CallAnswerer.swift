@@ -26,7 +26,12 @@ final class CallAnswerer: Sendable {
                     switch event {
                     case .incoming(let call):
                         var perCall = media
-                        if let directory = media.recordDirectory { perCall.recordDirectory = directory + "/" + call.id }
+                        if let directory = media.recordDirectory {
+                            // One WebM per call beside the name given, or a directory per call.
+                            perCall.recordDirectory =
+                                media.recordsWebm
+                                ? String(directory.dropLast(5)) + "-" + call.id + ".webm" : directory + "/" + call.id
+                        }
                         output.result(
                             "call \(call.id) from \(call.peer) (\(call.options.map(\.rawValue).joined(separator: ","))): answering",
                             [

@@ -27,7 +27,9 @@ struct CallCommand: Command {
           --start S              start S seconds into the media files
           --loop                 play the media files again at their end
           --send-file PATH       send a file over the call's data channel
-          --record DIR           record the friend's audio and video into DIR
+          --record DIR           record the friend's audio and video into DIR, one file
+                                 per track; or --record FILE.webm: one WebM with both
+                                 tracks as received, playable while written
           --record-formats F     which of wav,opus,ivf,y4m to write (default all)
           --duration S           hang up S seconds after connecting (a file still being
                                  sent is finished first)

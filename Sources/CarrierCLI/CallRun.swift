@@ -21,6 +21,8 @@ struct CallRun {
         var wantedFile = false
         var endReason: Call.EndReason?
         var endDetail: String?
+        /// The one-file recording, when `--record` names a .webm file.
+        var webm: String?
         var outages = 0
         var longestOutage = 0.0
         var error: String?
@@ -35,7 +37,7 @@ struct CallRun {
             var object: [String: any Sendable] = [
                 "callId": callId, "connected": connected, "ok": succeeded,
                 "media": ["sent": sent.map(\.json), "received": received.map(\.json)] as [String: any Sendable],
-                "recordings": received.flatMap(\.recordings),
+                "recordings": received.flatMap(\.recordings) + (webm.map { [$0] } ?? []),
             ]
             if let setupMs { object["setupMs"] = rounded(setupMs) }
             if let endReason { object["endReason"] = endReason.rawValue }
@@ -85,6 +87,7 @@ struct CallRun {
 
     func place(to peer: String, media: CallMedia, sendFile: String?, duration: Double?) async -> Summary {
         var summary = Summary()
+        if media.recordsWebm { summary.webm = media.recordDirectory }
         summary.wantedFile = sendFile != nil
         let events = await client.events()
         var options: [RtcSignal.MediaOption] = [.audio]

@@ -56,7 +56,8 @@ struct ListenCommand: Command {
                                a call's data channel) into DIR; a cut transfer resumes
                                from DIR/.carrier-partial/, no file is overwritten
           --answer             answer friends' calls (several at once), with:
-            --record DIR       record each call into DIR/CALLID/ (audio.wav, video.ivf, …)
+            --record DIR       record each call into DIR/CALLID/ (audio.wav, video.ivf, …);
+                               --record NAME.webm: each call into NAME-CALLID.webm
             --record-formats F which of wav,opus,ivf,y4m to write (default all)
             --media FILE       send the audio and video of FILE back (any file ffmpeg reads)
             --audio FILE       send this audio back (any file with an audio track)

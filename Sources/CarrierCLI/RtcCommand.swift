@@ -29,6 +29,8 @@ struct RtcCommand: Command {
           --video FILE         send the video track of FILE (any of the above; .y4m is
                                encoded to VP8, .ivf sent as is)
           --start S            start S seconds into the media files
+          --record FILE.webm   record what the peer sends into one WebM (Opus and VP8 as
+                               received, aligned; plays while written, and after a kill)
           --record DIR         record what the peer sends, one file per track named by kind:
                                audio.wav + audio.opus, video.ivf + video.y4m
           --record-formats F   which of wav,opus,ivf,y4m to write (default all); with only

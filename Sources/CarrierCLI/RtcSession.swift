@@ -19,6 +19,8 @@ actor RtcSession {
         var selectedPair: (local: String, remote: String)?
         var error: String?
         var wantedTransfer = false
+        /// The one-file recording, when there is one.
+        var webm: String?
         /// Times the connection was lost and came back (ICE restarts), and the longest outage (s).
         var outages = 0
         var longestOutage = 0.0
@@ -48,7 +50,7 @@ actor RtcSession {
                     [
                         "sent": sent.map(\.json), "received": received.map(\.json),
                     ] as [String: any Sendable]
-                object["recordings"] = received.flatMap(\.recordings)
+                object["recordings"] = received.flatMap(\.recordings) + (webm.map { [$0] } ?? [])
             }
             if outages > 0 {
                 object["outages"] = outages
@@ -83,6 +85,7 @@ actor RtcSession {
             if outages > 0 {
                 lines.append("connection lost \(outages) time(s), back after at most \(rounded(longestOutage)) s")
             }
+            if let webm { lines.append("recorded into \(webm)") }
             if let error { lines.append("error: \(error)") }
             return lines.joined(separator: "\n")
         }
@@ -108,6 +111,8 @@ actor RtcSession {
     private var senders: [MediaSender] = []
     private var receivers: [MediaReceiver] = []
     private let recordingClock = RecordingClock()
+    /// The WebM recording, when `--record` names a .webm file.
+    private var webm: WebmRecording?
     private var transferDone = false
     private var described = false
     private var heldCandidates: [RtcSignal] = []
@@ -200,6 +205,11 @@ actor RtcSession {
             summary.sent.append(await sender.currentStats())
         }
         for receiver in receivers { summary.received.append(await receiver.stop()) }
+        if let webm {
+            webm.close()
+            summary.webm = webm.path
+            if let error = webm.error, summary.error == nil { summary.error = error }
+        }
         if summary.transfer == nil { summary.transfer = receivedFiles.value }
         await peer.close()
         for task in [eventTask, signalTask, timeoutTask, interruptTask] { task.cancel() }
@@ -245,9 +255,15 @@ actor RtcSession {
     }
 
     private func startReceiving(mid: String, kind: MediaKind) async {
+        if webm == nil, media.recordsWebm {
+            do { webm = try await media.webmRecording(on: peer, clock: recordingClock) } catch {
+                finish("recording: \(error)")
+                return
+            }
+        }
         guard
             let receiver = media.receiver(
-                forTrack: mid, kind: kind, peer: peer, clock: recordingClock, alongside: receivers)
+                forTrack: mid, kind: kind, peer: peer, clock: recordingClock, alongside: receivers, webm: webm)
         else { return }
         receivers.append(receiver)
         await receiver.start()

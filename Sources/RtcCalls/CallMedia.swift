@@ -12,8 +12,21 @@ public struct CallMedia: Sendable, Equatable {
     public var start: Double = 0
     /// Play the files again at their end.
     public var loop: Bool
-    /// Record what the peer sends into this directory (one file per track, named by kind).
+    /// Record what the peer sends: a directory (one file per track, named by
+    /// kind), or a path ending in `.webm` (one WebM with both tracks as received).
     public var recordDirectory: String?
+
+    /// The recording is one WebM file.
+    public var recordsWebm: Bool { recordDirectory?.lowercased().hasSuffix(".webm") == true }
+
+    /// For a WebM recording: the file, made when the first track arrives,
+    /// expecting the kinds this side receives; nil otherwise.
+    public func webmRecording(on peer: PeerConnection, clock: RecordingClock) async throws -> WebmRecording? {
+        guard recordsWebm, let path = recordDirectory else { return nil }
+        let kinds = await peer.transceiverInfos.filter { $0.direction == .sendrecv || $0.direction == .recvonly }
+            .map(\.kind)
+        return try WebmRecording(path: path, kinds: Set(kinds), clock: clock)
+    }
     public var recordFormats: Set<MediaReceiver.RecordFormat>
     /// Where files the peer sends over the data channel are saved (nil refuses them).
     public var receiveDirectory: String?
@@ -49,12 +62,12 @@ public struct CallMedia: Sendable, Equatable {
     /// options say; nil if `receivers` has one for that section already.
     public func receiver(
         forTrack mid: String, kind: MediaKind, peer: PeerConnection, clock: RecordingClock,
-        alongside receivers: [MediaReceiver]
+        alongside receivers: [MediaReceiver], webm: WebmRecording? = nil
     ) -> MediaReceiver? {
         guard !receivers.contains(where: { $0.mid == mid }) else { return nil }
         return MediaReceiver.forTrack(
-            peer: peer, mid: mid, kind: kind, recordInto: recordDirectory, formats: recordFormats, clock: clock,
-            alongside: receivers)
+            peer: peer, mid: mid, kind: kind, recordInto: recordsWebm ? nil : recordDirectory, formats: recordFormats,
+            clock: clock, alongside: receivers, webm: webm)
     }
 
     /// Between the peer's offer and our answer: sections we have nothing to send on only receive.

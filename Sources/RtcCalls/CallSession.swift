@@ -27,6 +27,8 @@ actor CallSession {
     private var receiverStats: [MediaReceiver.Stats] = []
     private var senderStats: [MediaSender.Stats] = []
     private let recordingClock = RecordingClock()
+    /// The call's WebM recording, when it records into one file.
+    private var webm: WebmRecording?
     private var endpoint: FileTransferEndpoint?
     private var channelWaiters: [CheckedContinuation<FileTransferEndpoint?, Never>] = []
     private let started = ContinuousClock.now
@@ -224,9 +226,14 @@ actor CallSession {
     }
 
     private func startReceiving(mid: String, kind: MediaKind) async {
+        if webm == nil, media.recordsWebm {
+            do { webm = try await media.webmRecording(on: peer, clock: recordingClock) } catch {
+                failure = failure ?? "recording: \(error)"
+            }
+        }
         guard
             let receiver = media.receiver(
-                forTrack: mid, kind: kind, peer: peer, clock: recordingClock, alongside: receivers)
+                forTrack: mid, kind: kind, peer: peer, clock: recordingClock, alongside: receivers, webm: webm)
         else { return }
         receivers.append(receiver)
         await receiver.start()
@@ -303,6 +310,7 @@ actor CallSession {
             senderStats.append(await sender.currentStats())
         }
         for receiver in receivers { receiverStats.append(await receiver.stop()) }
+        webm?.close()
         senders = []
         receivers = []
         await endpoint?.cancel()

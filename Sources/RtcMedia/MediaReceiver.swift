@@ -73,6 +73,10 @@ public final class MediaReceiver: @unchecked Sendable {
     public let mid: String
     public let kind: MediaKind
     private let recording: Recording?
+    /// The call's one-file recording, shared with its other receivers.
+    private let webm: WebmRecording?
+    /// The first audio packet's RTP timestamp and its place on the recording clock.
+    private var audioStart: (timestamp: UInt32, offset: Double)?
     /// Guards everything below.
     private let lock = NSLock()
     private var jitter = JitterBuffer()
@@ -102,11 +106,14 @@ public final class MediaReceiver: @unchecked Sendable {
     private var lastRefresh = -1.0
     private var firstPicture: (VideoFrame, UInt32)?
 
-    public init(peer: PeerConnection, mid: String, kind: MediaKind, recording: Recording? = nil) {
+    public init(
+        peer: PeerConnection, mid: String, kind: MediaKind, recording: Recording? = nil, webm: WebmRecording? = nil
+    ) {
         self.peer = peer
         self.mid = mid
         self.kind = kind
         self.recording = recording
+        self.webm = webm
         stats = Stats(kind: kind.rawValue, mid: mid)
         // A recording of received packets only (Ogg Opus, IVF) needs no decoding.
         let decodes = recording.map { !$0.formats.isDisjoint(with: [.wav, .y4m]) } ?? true
@@ -120,7 +127,8 @@ public final class MediaReceiver: @unchecked Sendable {
     /// track's kind, or kind-mid when another receiver already records that kind.
     public static func forTrack(
         peer: PeerConnection, mid: String, kind: MediaKind, recordInto directory: String?,
-        formats: Set<RecordFormat> = RecordFormat.all, clock: RecordingClock, alongside others: [MediaReceiver]
+        formats: Set<RecordFormat> = RecordFormat.all, clock: RecordingClock, alongside others: [MediaReceiver],
+        webm: WebmRecording? = nil
     ) -> MediaReceiver {
         var recording: Recording?
         if let directory {
@@ -128,7 +136,7 @@ public final class MediaReceiver: @unchecked Sendable {
             let name = others.contains { $0.kind == kind } ? "\(kind.rawValue)-\(mid)" : kind.rawValue
             recording = Recording(directory: directory, name: name, clock: clock, formats: formats)
         }
-        return MediaReceiver(peer: peer, mid: mid, kind: kind, recording: recording)
+        return MediaReceiver(peer: peer, mid: mid, kind: kind, recording: recording, webm: webm)
     }
 
     public func start() async {
@@ -326,6 +334,13 @@ public final class MediaReceiver: @unchecked Sendable {
         }
         nextAudioTimestamp = packet.timestamp &+ UInt32(samples)
         if let ogg { try? ogg.append(packet.payload) }
+        if let webm {
+            let start =
+                audioStart ?? (packet.timestamp, webm.clock.offset(of: wallclock(packet.timestamp, clockRate: 48000)))
+            audioStart = start
+            let media = Double(Int32(bitPattern: packet.timestamp &- start.timestamp)) / 48000
+            webm.write(.audio, packet.payload, seconds: start.offset + media, keyframe: true)
+        }
         guard let decoder = audioDecoder else {
             stats.seconds += Double(samples) / 48000
             return
@@ -366,8 +381,8 @@ public final class MediaReceiver: @unchecked Sendable {
         if keyframe { stats.keyframesReceived += 1 }
         if firstVideoTimestamp == nil {
             firstVideoTimestamp = timestamp
-            if let recording {
-                videoStartOffset = max(0, recording.clock.offset(of: wallclock(timestamp, clockRate: 90000)))
+            if let clock = recording?.clock ?? webm?.clock {
+                videoStartOffset = max(0, clock.offset(of: wallclock(timestamp, clockRate: 90000)))
             }
         }
         let mediaTime = Double(Int32(bitPattern: timestamp &- (firstVideoTimestamp ?? timestamp))) / 90000
@@ -379,6 +394,7 @@ public final class MediaReceiver: @unchecked Sendable {
             ivf = try? IvfWriter(
                 path: recording.directory + "/" + recording.name + ".ivf", width: width, height: height)
         }
+        webm?.write(.video, data, seconds: videoStartOffset + mediaTime, keyframe: keyframe)
         if let ivf {
             let milliseconds = UInt64(max(0, (videoStartOffset + mediaTime) * 1000))
             do { try ivf.append(data, milliseconds: milliseconds) } catch { self.error = "\(error)" }

@@ -50,6 +50,38 @@ import Testing
         print("mp4 (h264+aac): \(frames) frames, PSNR \(String(format: "%.1f", psnr)) dB")  // for the notes
     }
 
+    /// What arrives from an MP4 (H.264 + AAC) is recorded into one WebM: two
+    /// tracks ffprobe reads, Opus and VP8 as received, the tones there, and
+    /// pictures that match the source (PSNR at least 30 dB).
+    @Test func aCallIsRecordedIntoOneWebmWithBothTracks() async throws {
+        let root = temporaryDirectory("webm-record")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let mp4 = root + "/source.mp4"
+        #expect(
+            try await Self.ffmpeg(
+                Self.testInputs + ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-crf", "18", "-c:a", "aac", mp4]))
+        #expect(
+            try await Self.ffmpeg([
+                "-f", "lavfi", "-i", "testsrc=size=320x240:rate=15", "-t", "4", "-pix_fmt", "yuv420p",
+                root + "/source.y4m",
+            ]))
+        let webm = root + "/call.webm"
+        let result = try await MediaCallTests.call(audio: mp4, video: mp4, seconds: 3, webm: webm)
+        defer { try? FileManager.default.removeItem(atPath: result.directory) }
+        #expect(MediaChecks.ffprobeDuration(webm).map { abs($0 - 3) < 0.3 } == true)
+        // Its tracks, decoded by ffmpeg (not by us).
+        #expect(try await Self.ffmpeg(["-i", webm, "-map", "0:a", root + "/audio.wav"]))
+        #expect(try await Self.ffmpeg(["-i", webm, "-map", "0:v", "-pix_fmt", "yuv420p", root + "/video.y4m"]))
+        let audio = try WavFile(path: root + "/audio.wav").audio
+        #expect(MediaChecks.tonePower(audio, channel: 0, frequency: 440, skipSeconds: 0.5) > 0.7)
+        #expect(MediaChecks.tonePower(audio, channel: 1, frequency: 660, skipSeconds: 0.5) > 0.7)
+        let pictures = try Y4mFile(path: root + "/video.y4m").frames
+        let source = try Y4mFile(path: root + "/source.y4m").frames
+        let psnr = MediaChecks.meanPsnr(received: pictures, source: source)
+        #expect(pictures.count >= 40 && psnr >= 30, "\(pictures.count) pictures, PSNR \(psnr) dB")
+        print("webm recording: \(pictures.count) pictures, PSNR \(String(format: "%.1f", psnr)) dB")  // for the notes
+    }
+
     /// A WebM with VP8 and Opus goes out without decoding: the frames and
     /// packets recorded are byte for byte those of the file.
     @Test func aWebmWithVp8AndOpusPassesThroughByteForByte() async throws {

@@ -19,7 +19,7 @@ import Testing
 
     /// Sends `audio` and `video` files from the offerer for `seconds`, records at the answerer.
     static func call(
-        audio: String?, video: String?, seconds: Double, loss: Double = 0,
+        audio: String?, video: String?, seconds: Double, loss: Double = 0, webm: String? = nil,
         during: (@Sendable (PeerConnection, String) async -> Void)? = nil
     ) async throws -> Result {
         let directory = temporaryDirectory("media-call")
@@ -52,13 +52,15 @@ import Testing
         #expect(await offerer.connectionState == .connected)
 
         let clock = RecordingClock()
+        let kinds = Set([audio.map { _ in MediaKind.audio }, video.map { _ in MediaKind.video }].compactMap { $0 })
+        let webmRecording = try webm.map { try WebmRecording(path: $0, kinds: kinds, clock: clock) }
         var receivers: [MediaReceiver] = []
         var senders: [MediaSender] = []
         for (mid, kind, path) in [(audioMid, MediaKind.audio, audio), (videoMid, MediaKind.video, video)] {
             guard let mid, let path else { continue }
             let receiver = MediaReceiver(
                 peer: answerer, mid: mid, kind: kind,
-                recording: .init(directory: directory, name: kind.rawValue, clock: clock))
+                recording: .init(directory: directory, name: kind.rawValue, clock: clock), webm: webmRecording)
             await receiver.start()
             receivers.append(receiver)
             senders.append(
@@ -81,6 +83,7 @@ import Testing
         }
         var received: [MediaReceiver.Stats] = []
         for receiver in receivers { received.append(await receiver.stop()) }
+        webmRecording?.close()
         var sent: [MediaSender.Stats] = []
         for sender in senders { sent.append(await sender.currentStats()) }
         let dropped = Int(await answerer.stats().simulatedDrops)
