@@ -22,7 +22,7 @@ import wave
 import aioice.ice
 from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
 from aiortc.rtcconfiguration import RTCIceTransportPolicy
-from aiortc.contrib.media import MediaPlayer
+from aiortc.contrib.media import MediaPlayer, MediaRecorder
 from aiortc.mediastreams import AudioStreamTrack, MediaStreamError, MediaStreamTrack, VideoStreamTrack
 from aiortc.sdp import candidate_from_sdp
 
@@ -178,6 +178,7 @@ async def main():
     parser.add_argument("--play-audio", help="send this media file's audio")
     parser.add_argument("--play-video", help="send this media file's video")
     parser.add_argument("--record", help="write received audio and video into this directory")
+    parser.add_argument("--record-webm", help="record received audio and video with aiortc's MediaRecorder")
     parser.add_argument("--run-for", type=float, default=0, help="with --media: stay connected this many seconds, then bye")
     parser.add_argument("--turn")
     parser.add_argument("--turn-user")
@@ -243,10 +244,14 @@ async def main():
         log("connection", pc.connectionState)
         if pc.connectionState == "connected" and "setupMs" not in stats:
             stats["setupMs"] = round((time.monotonic() - t0) * 1000, 1)
+        if pc.connectionState == "connected" and webm_recorder and not webm_started:
+            webm_started.append(asyncio.ensure_future(webm_recorder.start()))
         if pc.connectionState == "failed":
             finish("failed")
 
     recordings = []
+    webm_recorder = MediaRecorder(args.record_webm) if args.record_webm else None
+    webm_started = []
 
     @pc.on("track")
     def on_track(track):
@@ -254,6 +259,8 @@ async def main():
         log("track", track.kind)
         if args.record:
             recordings.append(asyncio.ensure_future(record_track(track, args.record, stats)))
+        if webm_recorder:
+            webm_recorder.addTrack(track)
 
     players = []
 
@@ -333,6 +340,8 @@ async def main():
             receiver.track.stop()
     if recordings:
         await asyncio.wait(recordings, timeout=5)
+    if webm_recorder and webm_started:
+        await webm_recorder.stop()
     log("done:", reason, "inbound", stats["inbound"])
     if args.stats:
         with open(args.stats, "w") as handle:
