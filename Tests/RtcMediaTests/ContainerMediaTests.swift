@@ -123,6 +123,12 @@ import Testing
         var skipped = 0
         let late = try MediaSources.open(mp3, kind: .audio, start: 2)
         while try late.next() != nil { skipped += 1 }
+        // Looping: a rewind goes back to --start, times from zero again.
+        late.rewind()
+        #expect(try late.next()?.time == 0)
+        var again = 1
+        while try late.next() != nil { again += 1 }
+        #expect(again == skipped)
         // 3 s is 150 Opus frames of 20 ms; from 2 s on, about 50.
         #expect(abs(whole - 150) <= 3 && abs(skipped - 50) <= 3, "\(whole) and \(skipped) frames")
         let notMedia = root + "/notes.txt"
