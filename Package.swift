@@ -225,7 +225,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RtcCallsTests",
-            dependencies: ["TestSupport", "RtcCalls", "RtcPeer", "RtcMedia", "RtcMediaFiles", "RtcFileTransfer"],
+            dependencies: [
+                "TestSupport", "RtcCalls", "RtcPeer", "RtcMedia", "RtcMediaFiles", "RtcFileTransfer", "CShim",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "RtcFileTransferTests",

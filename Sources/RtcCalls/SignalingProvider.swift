@@ -71,12 +71,16 @@ public final class InMemorySignaling: SignalingProvider, @unchecked Sendable {
         set { lock.withLock { rewriting = newValue } }
     }
 
-    /// Every signal sent, for tests to look at.
+    /// The signals `sent` keeps (the last ones): a process that runs for long must not keep them all.
+    public static let logLimit = 1000
+
+    /// The signals sent (the last `logLimit`), for tests to look at.
     public var sent: [RtcSignal] { lock.withLock { log } }
 
     public func send(_ signal: RtcSignal, to peer: String) async throws(SignalError) {
         let (drop, rewrite) = lock.withLock {
             log.append(signal)
+            if log.count > Self.logLimit { log.removeFirst(log.count - Self.logLimit) }
             return (dropping, rewriting)
         }
         guard !drop else { return }

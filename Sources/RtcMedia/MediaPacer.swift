@@ -148,6 +148,9 @@ final class MediaPacer: @unchecked Sendable {
             lock.withLock { stats.seconds = time + step }
         }
         markFinished()
+        // The thread's closure holds this pacer and the pacer held the thread: let
+        // go, or every pacer, with its source (an open file), outlived its call.
+        lock.withLock { thread = nil }
     }
 
     /// Sleeps until `deadline` (monotonic seconds); false if a stop came meanwhile.

@@ -765,6 +765,7 @@ public actor PeerConnection {
         for channel in pendingChannels { channel.didClose() }
         pendingChannels = []
         reception.finishAll()
+        sending.releaseCache()
         transport.close()
         transportSink.finish()
         association = nil

@@ -49,6 +49,12 @@ final class RtpSending: @unchecked Sendable {
     private var streams: [UInt32: Stream] = [:]
     private var cache = RetransmissionCache()
 
+    /// Drops every packet kept for retransmission (the connection closed: a
+    /// call kept for its statistics keeps none of them).
+    func releaseCache() {
+        lock.withLock { cache = RetransmissionCache(capacity: cache.capacity) }
+    }
+
     /// The sections as negotiated now; counters carry over for SSRCs that stay.
     func setSections(_ sections: [Section]) {
         lock.withLock {

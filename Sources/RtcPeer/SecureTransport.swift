@@ -327,5 +327,19 @@ final class SecureTransport: @unchecked Sendable {
         sendAll(goodbye)
         sctpLock.withLock { sctp }?.close()
         ice.close()
+        // What a closed transport keeps would stay as long as its connection is
+        // referenced (a call client keeps ended calls for their statistics):
+        // the TLS session, the SRTP contexts, the SCTP association and held datagrams.
+        dtlsLock.withLock {
+            dtls = nil
+            earlyDtls = []
+            heldFlight = []
+        }
+        srtpLock.withLock {
+            srtpOut = nil
+            srtpIn = nil
+            srtpKeys = nil
+        }
+        sctpLock.withLock { sctp = nil }
     }
 }
