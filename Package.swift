@@ -28,11 +28,13 @@ let package = Package(
             name: "CarrierRTC",
             targets: [
                 "RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "RtcPeer", "RtcCodecs", "RtcMediaFiles",
-                "RtcMedia", "RtcFileTransfer", "RtcCalls",
+                "RtcContainers", "RtcMedia", "RtcFileTransfer", "RtcCalls",
             ]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
         .executable(name: "echo-bot", targets: ["EchoBot"]),
         .executable(name: "offline-and-files", targets: ["OfflineAndFiles"]),
+        .executable(name: "data-channel-file", targets: ["DataChannelFile"]),
+        .executable(name: "call-over-socket", targets: ["CallOverSocket"]),
     ],
     targets: [
         // C modules: no Swift code, only module maps over the real headers.
@@ -137,6 +139,16 @@ let package = Package(
             dependencies: ["CarrierNode", "ExpressServer", "AsyncExtras"],
             path: "samples/OfflineAndFiles",
             swiftSettings: strict),
+        .executableTarget(
+            name: "DataChannelFile",
+            dependencies: ["RtcPeer", "RtcSCTP", "RtcFileTransfer"],
+            path: "samples/DataChannelFile",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "CallOverSocket",
+            dependencies: ["RtcCalls", "RtcMedia", "RtcPeer"],
+            path: "samples/CallOverSocket",
+            swiftSettings: strict),
 
         // Helpers shared by the test targets: child processes, bounded waits.
         .target(
@@ -239,7 +251,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "SamplesTests",
-            dependencies: ["TestSupport", "OfflineAndFiles"],
+            dependencies: ["TestSupport", "OfflineAndFiles", "DataChannelFile", "CallOverSocket"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

@@ -582,7 +582,10 @@ public actor PeerConnection {
             Logger("sctp").info("data channel \(id) closed")
             directory.remove(id)?.didClose()
         case .closed(let reason):
-            Logger("sctp").warning("SCTP association ended: \(reason); its data channels are closed")
+            // A close from either side is normal; a lost association is worth a warning.
+            Logger("sctp").log(reason == "closed" ? .info : .warning) {
+                "SCTP association ended: \(reason); its data channels are closed"
+            }
             for channel in directory.removeAll() { channel.didClose() }
         case .message, .bufferedAmountLow:
             break  // delivered directly

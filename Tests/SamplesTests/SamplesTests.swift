@@ -17,4 +17,34 @@ import Testing
         #expect(output.contains("Bob came back and got \"see you later\""))
         #expect(process.lines.last == "done")
     }
+
+    @Test func dataChannelFileArrivesIntact() async throws {
+        let root = temporaryDirectory("sample-dcf")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = root + "/sample.bin"
+        try Data((0..<2_000_000).map { UInt8(truncatingIfNeeded: $0 &* 11) }).write(to: URL(fileURLWithPath: file))
+        let process = try ChildProcess(executable: Self.sample("data-channel-file"), arguments: [file, root + "/in"])
+        let code = await process.waitForExit(timeout: .seconds(60))
+        #expect(code == 0, "data-channel-file: \(process.stderr.suffix(800))")
+        #expect(process.lines.contains { $0.contains("the receiver's SHA-256 matches") })
+        #expect(FileManager.default.contentsEqual(atPath: file, andPath: root + "/in/sample.bin"))
+    }
+
+    @Test func callOverSocketPlaysAndRecords() async throws {
+        let root = temporaryDirectory("sample-call")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let process = try ChildProcess(
+            executable: Self.sample("call-over-socket"),
+            arguments: [MediaChecks.mediaFile("tone.opus"), MediaChecks.mediaFile("testsrc.ivf"), root + "/rec"])
+        let code = await process.waitForExit(timeout: .seconds(60))
+        #expect(code == 0, "call-over-socket: \(process.stderr.suffix(800))")
+        let output = process.lines.joined(separator: "\n")
+        #expect(output.contains("alice: call connected") && output.contains("alice: call ended (hangUp)"))
+        // Three seconds of 20 ms audio frames: about 150 packets.
+        let audio = process.lines.first { $0.hasPrefix("bob received audio: ") }
+        let packets = audio.flatMap { Int($0.split(separator: " ")[3]) } ?? 0
+        #expect(packets > 100, "\(audio ?? "no audio line")")
+        let recorded = (try? FileManager.default.contentsOfDirectory(atPath: root + "/rec")) ?? []
+        #expect(recorded.contains("audio.wav") && recorded.contains("video.ivf"), "recorded \(recorded)")
+    }
 }
