@@ -100,7 +100,7 @@ let package = Package(
             swiftSettings: strict),
         // Files over a data channel (the binary file protocol, docs/file-protocol.md).
         .target(
-            name: "RtcFileTransfer", dependencies: ["RtcPeer", "COpenSSL", "AsyncExtras", "FileSafety"],
+            name: "RtcFileTransfer", dependencies: ["RtcPeer", "RtcSCTP", "COpenSSL", "AsyncExtras", "FileSafety"],
             swiftSettings: strict),
         // Calls: RtcSignal, signaling providers, the call state machine and client.
         .target(

@@ -1,5 +1,6 @@
 import Foundation
 import RtcCalls
+import RtcFileTransfer
 
 /// `carrier listen --answer`: accepts every friend's call with the same media
 /// choice, each recorded into its own folder, and reports what happens.
@@ -69,6 +70,9 @@ final class CallAnswerer: Sendable {
                         output.log("dropped a bad signal from \(from): \(error)")
                     case .fileProgress:
                         continue
+                    case .message(let callId, let message):
+                        output.result(
+                            CallAnswerer.describe(message, callId: callId), CallAnswerer.json(message, callId: callId))
                     }
                 }
             })
@@ -77,6 +81,21 @@ final class CallAnswerer: Sendable {
     func stop() async {
         await client.stop()
         task.cancel()
+    }
+
+    /// A received call message as a line: text as it is (quoted), bytes by count.
+    static func describe(_ message: FileTransferEndpoint.Message, callId: String) -> String {
+        switch message {
+        case .text(let text): "call \(callId): message \"\(text.prefix(1000))\""
+        case .binary(let bytes): "call \(callId): message of \(bytes.count) bytes"
+        }
+    }
+
+    static func json(_ message: FileTransferEndpoint.Message, callId: String) -> [String: any Sendable] {
+        switch message {
+        case .text(let text): ["event": "callMessage", "callId": callId, "text": text]
+        case .binary(let bytes): ["event": "callMessage", "callId": callId, "bytes": bytes.count]
+        }
     }
 }
 

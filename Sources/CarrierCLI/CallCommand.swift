@@ -27,6 +27,8 @@ struct CallCommand: Command {
           --start S              start S seconds into the media files
           --loop                 play the media files again at their end
           --send-file PATH       send a file over the call's data channel
+          --say TEXT             send TEXT as a message on the call's data channel once
+                                 connected (messages from the friend print as they come)
           --record DIR           record the friend's audio and video into DIR, one file
                                  per track; or --record FILE.webm: one WebM with both
                                  tracks as received, playable while written
@@ -45,7 +47,8 @@ struct CallCommand: Command {
         Exit 0 only if the call connected and every requested transfer completed.
         """
     static let valued: Set<String> = [
-        "--audio", "--video", "--media", "--start", "--send-file", "--record", "--record-formats", "--duration",
+        "--audio", "--video", "--media", "--start", "--send-file", "--say", "--record", "--record-formats",
+        "--duration",
         "--ring-timeout",
         "--recovery", "--wait", "--host-ip", "--turn", "--turn-user", "--turn-pass",
     ]
@@ -78,7 +81,8 @@ struct CallCommand: Command {
             await client.start()
             let run = CallRun(client: client, output: global.output)
             let summary = await run.place(
-                to: friend.description, media: media, sendFile: sendFile, duration: duration)
+                to: friend.description, media: media, sendFile: sendFile, duration: duration,
+                say: arguments.value("--say"))
             await client.stop()
             global.output.result(summary.text, summary.json)
             return summary.succeeded ? 0 : 1

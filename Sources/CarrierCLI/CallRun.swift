@@ -85,14 +85,16 @@ struct CallRun {
         }
     }
 
-    func place(to peer: String, media: CallMedia, sendFile: String?, duration: Double?) async -> Summary {
+    func place(to peer: String, media: CallMedia, sendFile: String?, duration: Double?, say: String? = nil) async
+        -> Summary
+    {
         var summary = Summary()
         if media.recordsWebm { summary.webm = media.recordDirectory }
         summary.wantedFile = sendFile != nil
         let events = await client.events()
         var options: [RtcSignal.MediaOption] = [.audio]
         if media.video != nil || media.recordDirectory != nil { options.append(.video) }
-        if sendFile != nil || media.receiveDirectory != nil { options.append(.data) }
+        if sendFile != nil || media.receiveDirectory != nil || say != nil { options.append(.data) }
         let call: Call
         do { call = try await client.makeCall(to: peer, options: options, media: media) } catch {
             summary.error = "\(error)"
@@ -118,6 +120,11 @@ struct CallRun {
                 let client = client
                 let connectedAt = ContinuousClock.now
                 fileTask = Task {
+                    if let say {
+                        do { try await client.sendText(say, callId: call.id) } catch {
+                            output.log("the message could not be sent: \(error)")
+                        }
+                    }
                     if let sendFile {
                         do { outcome.set(try await client.sendFile(sendFile, callId: call.id)) } catch {
                             outcome.fail("\(error)")
@@ -132,6 +139,8 @@ struct CallRun {
                     // No duration: a call that only sends a file ends with it; media-only calls run until hung up.
                     if duration != nil || sendFile != nil { try? await client.endCall(call.id) }
                 }
+            case .message(let id, let message) where id == call.id:
+                output.result(CallAnswerer.describe(message, callId: id), CallAnswerer.json(message, callId: id))
             case .fileProgress(let id, let progress) where id == call.id && progress.sending:
                 let percent = progress.total == 0 ? 100 : Int(progress.bytes * 100 / progress.total)
                 output.log("sending \(progress.name): \(progress.bytes)/\(progress.total) bytes (\(percent)%)")

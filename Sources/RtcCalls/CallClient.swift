@@ -185,6 +185,17 @@ public actor CallClient {
 
     public func cancelFiles(callId: String) async throws { try await session(callId).cancelFiles() }
 
+    /// Sends a text message on the call's data channel (the call needs the data
+    /// option); the peer gets a `.message` event (or its onReceiveMessage).
+    public func sendText(_ text: String, callId: String) async throws {
+        try await session(callId).sendMessage(.text(text))
+    }
+
+    /// Sends bytes on the call's data channel (not while this side sends a file).
+    public func sendData(_ bytes: [UInt8], callId: String) async throws {
+        try await session(callId).sendMessage(.binary(bytes))
+    }
+
     /// Media statistics of a call (while it runs, or its last ones).
     public func mediaStats(_ callId: String) async throws -> CallMediaStats {
         if let stats = endedStats[callId.lowercased()] { return stats }

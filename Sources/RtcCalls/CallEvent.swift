@@ -11,4 +11,6 @@ public enum CallEvent: Sendable {
     case badSignal(from: String, error: SignalError)
     case fileProgress(callId: String, FileTransferEndpoint.Progress)
     case fileReceived(callId: String, FileTransferEndpoint.Outcome)
+    /// A text or binary message the peer sent on the call's data channel (not a file).
+    case message(callId: String, FileTransferEndpoint.Message)
 }

@@ -276,7 +276,8 @@ actor CallSession {
         let endpoint = FileTransferEndpoint(
             channel: channel, receiveDirectory: media.receiveDirectory,
             onProgress: { report(.fileProgress(callId: callId, $0)) },
-            onReceived: { report(.fileReceived(callId: callId, $0)) })
+            onReceived: { report(.fileReceived(callId: callId, $0)) },
+            onMessage: { report(.message(callId: callId, $0)) })
         self.endpoint = endpoint
         Task { await endpoint.start() }
         let waiters = channelWaiters
@@ -287,16 +288,31 @@ actor CallSession {
     /// Sends a file on the call's data channel once it is open: the binary fast
     /// path when the peer is this stack, the reference peers' JSON chunks otherwise.
     func sendFile(_ path: String) async throws -> FileTransferEndpoint.Outcome {
-        var endpoint = self.endpoint
-        if endpoint == nil, call.state != .ended, !closing {
-            endpoint = await withCheckedContinuation { channelWaiters.append($0) }
-        }
-        guard let endpoint, await endpoint.waitUntilOpen() else { throw CallError.noDataChannel }
+        let endpoint = try await openEndpoint()
         return remoteIsThisStack && fileFastPath
             ? try await endpoint.send(path: path) : try await endpoint.sendChunked(path: path)
     }
 
     func cancelFiles() async { await endpoint?.cancel() }
+
+    /// Sends a text or binary message on the call's data channel once it is open.
+    func sendMessage(_ message: FileTransferEndpoint.Message) async throws {
+        let endpoint = try await openEndpoint()
+        switch message {
+        case .text(let text): try await endpoint.sendText(text)
+        case .binary(let bytes): try await endpoint.sendData(bytes)
+        }
+    }
+
+    /// The call's data channel endpoint, once open (waits for it).
+    private func openEndpoint() async throws -> FileTransferEndpoint {
+        var endpoint = self.endpoint
+        if endpoint == nil, call.state != .ended, !closing {
+            endpoint = await withCheckedContinuation { channelWaiters.append($0) }
+        }
+        guard let endpoint, await endpoint.waitUntilOpen() else { throw CallError.noDataChannel }
+        return endpoint
+    }
 
     // MARK: Close
 

@@ -2,6 +2,7 @@ import AsyncExtras
 import FileSafety
 import Foundation
 import RtcPeer
+import RtcSCTP
 
 /// Sends and receives files on one reliable, ordered data channel with the
 /// binary file protocol (docs/file-protocol.md): a JSON header, the bytes as
@@ -44,6 +45,13 @@ public actor FileTransferEndpoint {
         }
     }
 
+    /// An application message on the channel: text or bytes that are not part
+    /// of a file transfer (the reference SDK's sendText / onReceiveMessage).
+    public enum Message: Sendable, Equatable {
+        case text(String)
+        case binary([UInt8])
+    }
+
     public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
         case busy
         case unreadable(String)
@@ -81,6 +89,7 @@ public actor FileTransferEndpoint {
     private let echo: Bool
     private let onProgress: @Sendable (Progress) -> Void
     private let onReceived: @Sendable (Outcome) -> Void
+    private let onMessage: @Sendable (Message) -> Void
     private var drainWaiter: CheckedContinuation<Void, Never>?
     private var ackWaiter: CheckedContinuation<FileMessage?, Never>?
     /// An ack that came while still sending: the receiver refused the file.
@@ -121,8 +130,10 @@ public actor FileTransferEndpoint {
     public init(
         channel: DataChannel, receiveDirectory: String? = nil, maxReceiveSize: UInt64 = defaultMaxReceiveSize,
         echo: Bool = false, onProgress: @escaping @Sendable (Progress) -> Void = { _ in },
-        onReceived: @escaping @Sendable (Outcome) -> Void = { _ in }
+        onReceived: @escaping @Sendable (Outcome) -> Void = { _ in },
+        onMessage: @escaping @Sendable (Message) -> Void = { _ in }
     ) {
+        self.onMessage = onMessage
         self.channel = channel
         self.receiveDirectory = receiveDirectory
         self.maxReceiveSize = maxReceiveSize
@@ -158,6 +169,25 @@ public actor FileTransferEndpoint {
         let waiters = openWaiters
         openWaiters = []
         for waiter in waiters { waiter.resume(returning: open) }
+    }
+
+    /// Sends a text message to the application on the other side (any time,
+    /// also while a file goes: messages are ordered on the channel).
+    public func sendText(_ text: String) throws(TransferError) {
+        guard text.utf8.count <= SctpAssociation.maxMessageSize else {
+            throw .protocolViolation("a message is at most \(SctpAssociation.maxMessageSize) bytes")
+        }
+        do { try channel.send(text) } catch { throw .channelClosed }
+    }
+
+    /// Sends bytes to the application on the other side. Not while this side
+    /// sends a file in the binary protocol: the receiver would take them for the file's.
+    public func sendData(_ bytes: [UInt8]) throws(TransferError) {
+        guard !sending else { throw .busy }
+        guard bytes.count <= SctpAssociation.maxMessageSize else {
+            throw .protocolViolation("a message is at most \(SctpAssociation.maxMessageSize) bytes")
+        }
+        do { try channel.send(bytes) } catch { throw .channelClosed }
     }
 
     /// Sends a file and waits for the receiver's acknowledgement.
@@ -383,6 +413,8 @@ public actor FileTransferEndpoint {
                     receiveChunk(chunk)
                 } else if CancelMessage.isCancel(text) {
                     peerCancelled()
+                } else {
+                    onMessage(.text(text))  // not the file protocol's: the application's
                 }
             }
         case .binary(let bytes):
@@ -390,7 +422,8 @@ public actor FileTransferEndpoint {
                 try? channel.send(bytes)
                 return
             }
-            receive(bytes)
+            // Bytes belong to the file being received; outside a transfer, to the application.
+            if incoming != nil { receive(bytes) } else { onMessage(.binary(bytes)) }
         case .open:
             releaseOpenWaiters(true)
         case .closed:

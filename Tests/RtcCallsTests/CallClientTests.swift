@@ -384,3 +384,47 @@ extension CallClientTests {
         try await pair.alice.endCall(call.id)
     }
 }
+
+extension CallClientTests {
+    /// Text and bytes on a call's data channel reach the other application as
+    /// `.message` events, also while a file goes the same way; bytes are
+    /// refused while this side sends a file (they would be taken for the file's).
+    @Test func textAndBytesInACallReachTheOtherSide() async throws {
+        let pair = await Pair()
+        let aliceEvents = await pair.alice.events()
+        let bobEvents = await pair.bob.events()
+        let root = temporaryDirectory("call-messages")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let call = try await pair.alice.makeCall(to: "bob", options: [.audio, .data])
+        let incoming = try #require(await Self.incoming(bobEvents))
+        try await pair.bob.accept(incoming.id, media: CallMedia(receiveDirectory: root + "/in"))
+        #expect(await Self.connected(aliceEvents)?.id == call.id)
+
+        try await pair.alice.sendText("hello bob", callId: call.id)
+        let text = await Self.next(bobEvents) { event -> String? in
+            if case .message(_, .text(let text)) = event { return text }
+            return nil
+        }
+        #expect(text == "hello bob")
+        try await pair.bob.sendData([1, 2, 3], callId: incoming.id)
+        let bytes = await Self.next(aliceEvents) { event -> [UInt8]? in
+            if case .message(let id, .binary(let bytes)) = event, id == call.id { return bytes }
+            return nil
+        }
+        #expect(bytes == [1, 2, 3])
+
+        // A text while a file goes: both arrive, the file intact.
+        let file = root + "/big.bin"
+        try Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 5) }).write(to: URL(fileURLWithPath: file))
+        let transfer = Task { try await pair.alice.sendFile(file, callId: call.id) }
+        try await pair.alice.sendText("meanwhile", callId: call.id)
+        let meanwhile = await Self.next(bobEvents) { event -> String? in
+            if case .message(_, .text(let text)) = event { return text }
+            return nil
+        }
+        #expect(meanwhile == "meanwhile")
+        #expect(try await transfer.value.ok)
+        #expect(FileManager.default.contentsEqual(atPath: file, andPath: root + "/in/big.bin"))
+        try await pair.alice.endCall(call.id)
+    }
+}
