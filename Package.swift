@@ -35,6 +35,7 @@ let package = Package(
         .executable(name: "offline-and-files", targets: ["OfflineAndFiles"]),
         .executable(name: "data-channel-file", targets: ["DataChannelFile"]),
         .executable(name: "call-over-socket", targets: ["CallOverSocket"]),
+        .executable(name: "live-media", targets: ["LiveMedia"]),
     ],
     targets: [
         // C modules: no Swift code, only module maps over the real headers.
@@ -149,6 +150,11 @@ let package = Package(
             dependencies: ["RtcCalls", "RtcMedia", "RtcPeer"],
             path: "samples/CallOverSocket",
             swiftSettings: strict),
+        .executableTarget(
+            name: "LiveMedia",
+            dependencies: ["RtcCalls", "RtcMedia", "RtcCodecs", "RtcPeer"],
+            path: "samples/LiveMedia",
+            swiftSettings: strict),
 
         // Helpers shared by the test targets: child processes, bounded waits.
         .target(
@@ -251,7 +257,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "SamplesTests",
-            dependencies: ["TestSupport", "OfflineAndFiles", "DataChannelFile", "CallOverSocket"],
+            dependencies: ["TestSupport", "OfflineAndFiles", "DataChannelFile", "CallOverSocket", "LiveMedia"],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

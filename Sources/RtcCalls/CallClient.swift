@@ -131,9 +131,9 @@ public actor CallClient {
             session.post(.lostGlare)  // our offer ends their outgoing call on their side
         }
         let connection = try await makePeerConnection(offering: true)
-        await connection.addTransceiver(.audio, direction: media.audio != nil ? .sendrecv : .recvonly)
+        await connection.addTransceiver(.audio, direction: media.sends(.audio) ? .sendrecv : .recvonly)
         if options.contains(.video) {
-            await connection.addTransceiver(.video, direction: media.video != nil ? .sendrecv : .recvonly)
+            await connection.addTransceiver(.video, direction: media.sends(.video) ? .sendrecv : .recvonly)
         }
         let (machine, outputs) = CallMachine.outgoing(now: 0, timeouts: configuration.timeouts)
         let session = makeSession(call, machine: machine, connection: connection, media: media, sources: sources)

@@ -30,6 +30,23 @@ public struct CallMedia: Sendable, Equatable {
     public var recordFormats: Set<MediaReceiver.RecordFormat>
     /// Where files the peer sends over the data channel are saved (nil refuses them).
     public var receiveDirectory: String?
+    /// Audio and video the application makes itself (instead of files), and
+    /// where the peer's decoded media goes for it.
+    public var liveAudio: LiveAudioSource?
+    public var liveVideo: LiveVideoSource?
+    public var sink: MediaSink?
+
+    public static func == (lhs: CallMedia, rhs: CallMedia) -> Bool {
+        lhs.audio == rhs.audio && lhs.video == rhs.video && lhs.start == rhs.start && lhs.loop == rhs.loop
+            && lhs.recordDirectory == rhs.recordDirectory && lhs.recordFormats == rhs.recordFormats
+            && lhs.receiveDirectory == rhs.receiveDirectory && lhs.liveAudio === rhs.liveAudio
+            && lhs.liveVideo === rhs.liveVideo && lhs.sink === rhs.sink
+    }
+
+    /// Whether this side sends media of `kind` (a file or a live source).
+    public func sends(_ kind: MediaKind) -> Bool {
+        file(for: kind) != nil || (kind == .audio ? liveAudio != nil : liveVideo != nil)
+    }
 
     public init(
         audio: String? = nil, video: String? = nil, loop: Bool = false, recordDirectory: String? = nil,
@@ -50,7 +67,13 @@ public struct CallMedia: Sendable, Equatable {
     public func openSources() throws -> [MediaKind: any MediaSource] {
         var sources: [MediaKind: any MediaSource] = [:]
         for kind in [MediaKind.audio, .video] {
-            if let path = file(for: kind) { sources[kind] = try MediaSources.open(path, kind: kind, start: start) }
+            if kind == .audio, let liveAudio {
+                sources[kind] = liveAudio
+            } else if kind == .video, let liveVideo {
+                sources[kind] = liveVideo
+            } else if let path = file(for: kind) {
+                sources[kind] = try MediaSources.open(path, kind: kind, start: start)
+            }
         }
         return sources
     }
@@ -67,12 +90,12 @@ public struct CallMedia: Sendable, Equatable {
         guard !receivers.contains(where: { $0.mid == mid }) else { return nil }
         return MediaReceiver.forTrack(
             peer: peer, mid: mid, kind: kind, recordInto: recordsWebm ? nil : recordDirectory, formats: recordFormats,
-            clock: clock, alongside: receivers, webm: webm)
+            clock: clock, alongside: receivers, webm: webm, sink: sink)
     }
 
     /// Between the peer's offer and our answer: sections we have nothing to send on only receive.
     public func receiveOnlyWhereNothingToSend(on peer: PeerConnection) async {
-        for info in await peer.transceiverInfos where file(for: info.kind) == nil {
+        for info in await peer.transceiverInfos where !sends(info.kind) {
             await peer.setDirection(.recvonly, mid: info.mid)
         }
     }

@@ -30,6 +30,8 @@ final class MediaPacer: @unchecked Sendable {
     private var stopRequested = false
     private var keyframeWanted = false
     private var nextSource: (any MediaSource)?
+    /// The source the thread plays now (after a replacement), for `stop`.
+    private var activeSource: (any MediaSource)?
     private var finished = false
     private var finishWaiters: [CheckedContinuation<Void, Never>] = []
     private var error: String?
@@ -61,9 +63,14 @@ final class MediaPacer: @unchecked Sendable {
         thread?.start()
     }
 
-    /// Stops sending; waiters are released at once, the thread ends within `longestSleep`.
+    /// Stops sending; waiters are released at once, the thread ends within
+    /// `longestSleep` (a live source waiting for its application is told to stop).
     func stop() {
-        lock.withLock { stopRequested = true }
+        let sources = lock.withLock {
+            stopRequested = true
+            return [activeSource ?? firstSource] + (nextSource.map { [$0] } ?? [])
+        }
+        for source in sources { source.stop() }
         markFinished()
     }
 
@@ -118,6 +125,7 @@ final class MediaPacer: @unchecked Sendable {
                 // A new source: its times restart at zero, from where the last one stopped.
                 encodedBefore += source.framesEncoded
                 source = replacement
+                lock.withLock { activeSource = replacement }
                 offset += previous + step
                 previous = 0
                 replacement.requestKeyframe()

@@ -75,6 +75,8 @@ public final class MediaReceiver: @unchecked Sendable {
     private let recording: Recording?
     /// The call's one-file recording, shared with its other receivers.
     private let webm: WebmRecording?
+    /// The application's decoded media, shared with the call's other receivers.
+    private let sink: MediaSink?
     /// The first audio packet's RTP timestamp and its place on the recording clock.
     private var audioStart: (timestamp: UInt32, offset: Double)?
     /// Guards everything below.
@@ -107,8 +109,10 @@ public final class MediaReceiver: @unchecked Sendable {
     private var firstPicture: (VideoFrame, UInt32)?
 
     public init(
-        peer: PeerConnection, mid: String, kind: MediaKind, recording: Recording? = nil, webm: WebmRecording? = nil
+        peer: PeerConnection, mid: String, kind: MediaKind, recording: Recording? = nil, webm: WebmRecording? = nil,
+        sink: MediaSink? = nil
     ) {
+        self.sink = sink
         self.peer = peer
         self.mid = mid
         self.kind = kind
@@ -128,7 +132,7 @@ public final class MediaReceiver: @unchecked Sendable {
     public static func forTrack(
         peer: PeerConnection, mid: String, kind: MediaKind, recordInto directory: String?,
         formats: Set<RecordFormat> = RecordFormat.all, clock: RecordingClock, alongside others: [MediaReceiver],
-        webm: WebmRecording? = nil
+        webm: WebmRecording? = nil, sink: MediaSink? = nil
     ) -> MediaReceiver {
         var recording: Recording?
         if let directory {
@@ -136,7 +140,7 @@ public final class MediaReceiver: @unchecked Sendable {
             let name = others.contains { $0.kind == kind } ? "\(kind.rawValue)-\(mid)" : kind.rawValue
             recording = Recording(directory: directory, name: name, clock: clock, formats: formats)
         }
-        return MediaReceiver(peer: peer, mid: mid, kind: kind, recording: recording, webm: webm)
+        return MediaReceiver(peer: peer, mid: mid, kind: kind, recording: recording, webm: webm, sink: sink)
     }
 
     public func start() async {
@@ -352,6 +356,7 @@ public final class MediaReceiver: @unchecked Sendable {
 
     private func write(audio pcm: [Int16]) {
         stats.seconds += Double(pcm.count / 2) / 48000
+        sink?.deliver(audio: AudioFrame(samples: pcm, channels: 2, sampleRate: 48000), mid: mid)
         guard let wav else { return }
         do { try wav.append(pcm) } catch { self.error = "\(error)" }
     }
@@ -405,6 +410,7 @@ public final class MediaReceiver: @unchecked Sendable {
             return
         }
         stats.framesDecoded += 1
+        sink?.deliver(video: picture, mid: mid)
         stats.width = picture.width
         stats.height = picture.height
         noteFrameTiming()

@@ -31,11 +31,15 @@ public protocol MediaSource: AnyObject, Sendable {
     func requestKeyframe()
     /// Frames this source encoded itself (0 for pass-through sources).
     var framesEncoded: Int { get }
+    /// The sender stops: a source that waits for its application (a live
+    /// source) stops waiting, so that the sender's thread can end. Any thread.
+    func stop()
 }
 
 extension MediaSource {
     public func requestKeyframe() {}
     public var framesEncoded: Int { 0 }
+    public func stop() {}
 }
 
 /// Opens a media file as a source, through libavformat whatever its format

@@ -47,4 +47,17 @@ import Testing
         let recorded = (try? FileManager.default.contentsOfDirectory(atPath: root + "/rec")) ?? []
         #expect(recorded.contains("audio.wav") && recorded.contains("video.ivf"), "recorded \(recorded)")
     }
+
+    @Test func liveMediaIsHeardAndSeen() async throws {
+        let process = try ChildProcess(executable: Self.sample("live-media"), arguments: ["2"])
+        let code = await process.waitForExit(timeout: .seconds(60))
+        #expect(code == 0, "live-media: \(process.stderr.suffix(800))")
+        let line = try #require(process.lines.first { $0.hasPrefix("bob heard audio at ") })
+        let words = line.split(separator: " ")
+        // "bob heard audio at -15.3 dBFS and saw 60 pictures (30.0 fps, 320x240); …"
+        let level = Double(words[4]) ?? -120
+        let pictures = Int(words[8]) ?? 0
+        #expect(level > -20 && level < -10, "\(line)")
+        #expect(pictures >= 50, "\(line)")
+    }
 }
