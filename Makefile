@@ -1,7 +1,7 @@
 # Every target installs what is missing first (scripts/setup.sh is idempotent and quick when all is there).
 SWIFT ?= swift
 
-.PHONY: setup build test demo bench soak fuzz fuzz-smoke format clean
+.PHONY: setup build test demo bench soak fuzz fuzz-smoke docs format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -86,3 +86,8 @@ format:
 
 clean:
 	rm -rf .build
+
+# API documentation with DocC, one archive per library module in .build/docs,
+# and how much of each module's public API has a doc comment.
+docs: setup
+	scripts/docs.sh
