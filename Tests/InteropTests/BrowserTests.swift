@@ -6,6 +6,22 @@ import Testing
 /// Tests/Interop/browser_peer.py (slow suite: a browser per test). The page
 /// forwards only its 127.0.0.1 candidates and we gather on 127.0.0.1 only.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct BrowserTests {
+    /// samples/browser/index.html, used as its comments tell a person to:
+    /// the offer line pasted into `carrier rtc answer --no-trickle --echo
+    /// --video …`, its answer pasted back; the page connects, plays the video
+    /// and gets its message back (Tests/Interop/browser_sample.py drives it).
+    @Test func theBrowserSamplePageTalksToCarrierRtc() async throws {
+        let process = try ChildProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/python3"),
+            arguments: [ChildProcess.interopScript("browser_sample.py"), ChildProcess.carrierExecutable.path])
+        process.closeInput()
+        let status = await process.waitForExit(timeout: .seconds(120))
+        try await Task.sleep(for: .milliseconds(100))  // let the pipe handlers drain what was written before exit
+        let result = json(process.lines.last)
+        #expect(status == 0, "browser sample: \(process.lines.last ?? "") \(process.stderr.suffix(600))")
+        #expect(result?["state"] as? String == "connected" && result?["echoed"] as? Bool == true)
+    }
+
     @Test func carrierOffersAndSendsAFileToChromium() async throws {
         let root = temporaryDirectory("browser-send")
         defer { try? FileManager.default.removeItem(atPath: root) }
