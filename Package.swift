@@ -36,6 +36,8 @@ let package = Package(
         .executable(name: "data-channel-file", targets: ["DataChannelFile"]),
         .executable(name: "call-over-socket", targets: ["CallOverSocket"]),
         .executable(name: "live-media", targets: ["LiveMedia"]),
+        .executable(name: "friends-and-calls", targets: ["FriendsAndCalls"]),
+        .executable(name: "identity", targets: ["Identity"]),
     ],
     targets: [
         // C modules: no Swift code, only module maps over the real headers.
@@ -155,6 +157,16 @@ let package = Package(
             dependencies: ["RtcCalls", "RtcMedia", "RtcCodecs", "RtcPeer"],
             path: "samples/LiveMedia",
             swiftSettings: strict),
+        .executableTarget(
+            name: "FriendsAndCalls",
+            dependencies: ["CarrierNode", "CarrierSignaling", "RtcCalls", "RtcPeer", "AsyncExtras"],
+            path: "samples/FriendsAndCalls",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "Identity",
+            dependencies: ["CarrierNode"],
+            path: "samples/Identity",
+            swiftSettings: strict),
 
         // Helpers shared by the test targets: child processes, bounded waits.
         .target(
@@ -257,7 +269,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "SamplesTests",
-            dependencies: ["TestSupport", "OfflineAndFiles", "DataChannelFile", "CallOverSocket", "LiveMedia"],
+            dependencies: [
+                "TestSupport", "OfflineAndFiles", "DataChannelFile", "CallOverSocket", "LiveMedia", "FriendsAndCalls",
+                "Identity",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",

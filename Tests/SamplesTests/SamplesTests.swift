@@ -60,4 +60,26 @@ import Testing
         #expect(level > -20 && level < -10, "\(line)")
         #expect(pictures >= 50, "\(line)")
     }
+
+    @Test func identitySignsVerifiesAndRestores() async throws {
+        let process = try ChildProcess(executable: Self.sample("identity"), arguments: [])
+        let code = await process.waitForExit(timeout: .seconds(60))
+        #expect(code == 0, "identity: \(process.stderr.suffix(800))")
+        #expect(process.lines.contains("verified with the user id alone: true"))
+        #expect(process.lines.contains("the same signature over other words: false"))
+        #expect(process.lines.contains("restored from the secret key: same user id true"))
+    }
+
+    /// A private network, a bot that befriends, replies and records calls (real toxcore nodes: about 15 s).
+    @Test func friendsAndCallsRunsToTheEnd() async throws {
+        let root = temporaryDirectory("sample-friends")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let process = try ChildProcess(executable: Self.sample("friends-and-calls"), arguments: [root + "/call.webm"])
+        let code = await process.waitForExit(timeout: .seconds(180))
+        #expect(code == 0, "friends-and-calls: \(process.stderr.suffix(800))")
+        #expect(process.lines.contains("alice: message delivered: true"))
+        #expect(process.lines.contains("alice: Bob replied \"you said: hello\""))
+        #expect(process.lines.last == "done")
+        #expect(MediaChecks.ffprobeDuration(root + "/call.webm").map { $0 > 2 } == true)
+    }
 }
