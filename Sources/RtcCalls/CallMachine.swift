@@ -36,7 +36,8 @@ public struct CallMachine: Sendable {
         case transportConnected
         case transportDisconnected
         case transportFailed
-        /// The peer closed the transport (DTLS close_notify) without a bye: it is gone.
+        /// The peer closed the transport (DTLS close_notify): it hung up. Its bye,
+        /// which travels the signaling path, may come a moment later with a reason.
         case transportClosed
         /// A signal could not be delivered to the peer.
         case undeliverable
@@ -86,6 +87,10 @@ public struct CallMachine: Sendable {
     public private(set) var recovery: ConnectionRecovery
     private var ringingDeadline: Double
     private var graceDeadline: Double?
+    /// The peer closed the transport: the call ends at this time unless its bye comes first.
+    private var peerClosedDeadline: Double?
+    /// How long a bye may trail the peer's DTLS close (signals take another path).
+    static let byeGrace = 2.0
     private var now: Double
 
     /// Remote candidates held before the remote description is set (bounded).
@@ -149,6 +154,7 @@ public struct CallMachine: Sendable {
             }
             return outputs
         case .transportDisconnected, .transportFailed:
+            guard peerClosedDeadline == nil else { return [] }  // closed by the peer: nothing to recover
             switch state {
             case .connected:
                 return move(to: .disconnected) + recover(recovery.lost(now: now))
@@ -162,7 +168,8 @@ public struct CallMachine: Sendable {
             }
         case .transportClosed:
             guard state != .ringing, state != .remoteRinging else { return [] }
-            return end(.failed, bye: nil)
+            peerClosedDeadline = peerClosedDeadline ?? now + Self.byeGrace
+            return []
         case .undeliverable:
             // While the connection is lost, so may the signaling be: the recovery
             // window decides. Otherwise the peer cannot be reached: nothing more can be said to it.
@@ -176,8 +183,11 @@ public struct CallMachine: Sendable {
             guard state == .connected || state == .disconnected else { return [] }
             return negotiate(negotiation.wantOffer(iceRestart: iceRestart))
         case .tick:
+            if let peerClosedDeadline, now >= peerClosedDeadline { return end(.remoteHangUp, bye: nil) }
             if let graceDeadline, now >= graceDeadline { return end(.failed, bye: .error) }
-            if state == .disconnected, case let actions = recovery.tick(now: now), !actions.isEmpty {
+            if state == .disconnected, peerClosedDeadline == nil, case let actions = recovery.tick(now: now),
+                !actions.isEmpty
+            {
                 return recover(actions)
             }
             if state == .ringing || state == .remoteRinging, now >= ringingDeadline {
