@@ -178,10 +178,11 @@ extension CallClientTests {
         #expect(settled)
     }
 
-    /// The peer stops without its bye getting through: its DTLS close is its
-    /// hang-up (a peer that vanishes without even that is CallRecoveryTests').
-    @Test func aPeerThatStopsWithoutItsByeHasHungUp() async throws {
-        let pair = await Pair()
+    /// The peer stops without its bye getting through: the call still ends
+    /// well within 10 s, by the peer's DTLS close (its hang-up) or, when that
+    /// does not arrive either (a stop under load), by the recovery window (4 s here).
+    @Test func aPeerThatStopsWithoutItsByeEndsTheCall() async throws {
+        let pair = await Pair(timeouts: .init(recoveryWindow: 4))
         let aliceEvents = await pair.alice.events()
         let bobEvents = await pair.bob.events()
         let call = try await pair.alice.makeCall(to: "bob")
@@ -195,7 +196,7 @@ extension CallClientTests {
         let started = ContinuousClock.now
         await pair.bob.stop()
         let ended = await Self.ended(aliceEvents)
-        #expect(ended?.id == call.id && ended?.endReason == .remoteHangUp)
+        #expect(ended?.id == call.id && [.remoteHangUp, .failed].contains(ended?.endReason))
         #expect(ContinuousClock.now - started < .seconds(10))
     }
 
