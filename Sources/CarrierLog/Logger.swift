@@ -4,8 +4,10 @@ import Foundation
 public enum LogLevel: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
     case error, warning, info, debug
 
+    /// More severe levels sort first (`.error < .debug`).
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// The level's name as `--log-level` takes it.
     public var description: String {
         switch self {
         case .error: "error"
@@ -15,6 +17,7 @@ public enum LogLevel: Int, Comparable, Sendable, CaseIterable, CustomStringConve
         }
     }
 
+    /// A level from its name (any case), as given to `--log-level`; nil for an unknown name.
     public init?(_ text: String) {
         guard let level = Self.allCases.first(where: { $0.description == text.lowercased() }) else { return nil }
         self = level
@@ -27,15 +30,22 @@ public enum LogLevel: Int, Comparable, Sendable, CaseIterable, CustomStringConve
 /// (stderr by default: `2026-12-01T15:45:00.123Z warning ice: …`). Messages
 /// below the level are not even built. Safe from any thread.
 public struct Logger: Sendable {
+    /// The layer this logger speaks for, printed on every line.
     public let subsystem: String
 
+    /// A logger for one subsystem (cheap to make; loggers hold no state).
     public init(_ subsystem: String) { self.subsystem = subsystem }
 
+    /// Something failed and behaviour changes because of it.
     public func error(_ message: @autoclosure () -> String) { log(.error, message) }
+    /// Something went wrong that the library worked around.
     public func warning(_ message: @autoclosure () -> String) { log(.warning, message) }
+    /// Drops, fallbacks and decisions worth knowing when explaining a run.
     public func info(_ message: @autoclosure () -> String) { log(.info, message) }
+    /// Detail for following a problem step by step.
     public func debug(_ message: @autoclosure () -> String) { log(.debug, message) }
 
+    /// Writes `message` at `level` if that level is enabled; the message is built only then.
     public func log(_ level: LogLevel, _ message: () -> String) {
         guard LogSettings.enabled(level) else { return }
         LogSettings.write(level, subsystem, message())
@@ -44,6 +54,7 @@ public struct Logger: Sendable {
 
 /// The level and the sink every `Logger` uses.
 public enum LogSettings {
+    /// Receives every enabled line: level, subsystem and message.
     public typealias Sink = @Sendable (LogLevel, _ subsystem: String, _ message: String) -> Void
 
     private final class State: @unchecked Sendable {
@@ -64,6 +75,7 @@ public enum LogSettings {
     /// Where lines go (stderr by default); tests capture them here.
     public static func setSink(_ sink: @escaping Sink) { state.lock.withLock { state.sink = sink } }
 
+    /// Back to writing on stderr.
     public static func resetSink() { setSink(standardError) }
 
     static func enabled(_ level: LogLevel) -> Bool { level <= self.level }
@@ -73,6 +85,7 @@ public enum LogSettings {
         sink(level, subsystem, message)
     }
 
+    /// The default sink: one timestamped line per message on stderr.
     public static let standardError: Sink = { level, subsystem, message in
         let stamp = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
         FileHandle.standardError.write(Data("\(stamp) \(level) \(subsystem): \(message)\n".utf8))

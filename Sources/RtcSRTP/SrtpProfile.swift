@@ -12,7 +12,9 @@ public enum SrtpProfile: UInt16, Sendable, CaseIterable, CustomStringConvertible
         }
     }
 
+    /// Master key bytes (AES-128 for both profiles).
     public var keyLength: Int { 16 }
+    /// Master salt bytes: 14 for AES-CM, 12 for AES-GCM.
     public var saltLength: Int {
         switch self {
         case .aes128CmHmacSha1_80: 14
@@ -20,6 +22,7 @@ public enum SrtpProfile: UInt16, Sendable, CaseIterable, CustomStringConvertible
         }
     }
 
+    /// The profile's OpenSSL name.
     public var description: String { openSSLName }
 
     /// Bytes to export from the DTLS session: two keys and two salts (RFC 5764 §4.2).
@@ -29,11 +32,16 @@ public enum SrtpProfile: UInt16, Sendable, CaseIterable, CustomStringConvertible
 /// The two directions' master keys split from DTLS keying material
 /// (`client key | server key | client salt | server salt`, RFC 5764 §4.2).
 public struct SrtpKeys: Equatable, Sendable {
+    /// The key this side protects with.
     public var localKey: [UInt8]
+    /// The salt this side protects with.
     public var localSalt: [UInt8]
+    /// The key the peer protects with (we unprotect with it).
     public var remoteKey: [UInt8]
+    /// The salt the peer protects with.
     public var remoteSalt: [UInt8]
 
+    /// Splits exported keying material; nil if its length does not fit the profile. The DTLS client's keys come first.
     public init?(keyingMaterial material: [UInt8], profile: SrtpProfile, isClient: Bool) {
         let key = profile.keyLength
         let salt = profile.saltLength

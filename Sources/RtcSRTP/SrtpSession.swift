@@ -8,8 +8,10 @@ import Glibc
 ///
 /// Not thread-safe (libsrtp sessions are not): one owner uses it at a time.
 public final class SrtpSession {
+    /// Whether the session protects what we send or unprotects what we receive.
     public enum Direction: Sendable { case inbound, outbound }
 
+    /// Why a packet could not be protected or unprotected.
     public enum SrtpFailure: Error, Equatable, Sendable, CustomStringConvertible {
         case badKey
         case authenticationFailed
@@ -17,6 +19,7 @@ public final class SrtpSession {
         case malformed
         case library(Int32)
 
+        /// What went wrong, in words.
         public var description: String {
             switch self {
             case .badKey: "SRTP key or salt has the wrong length"
@@ -28,7 +31,9 @@ public final class SrtpSession {
         }
     }
 
+    /// The protection profile negotiated through DTLS.
     public let profile: SrtpProfile
+    /// What this session is for (libsrtp keeps one policy per direction).
     public let direction: Direction
     private var session: srtp_t?
 
@@ -65,6 +70,7 @@ public final class SrtpSession {
         DispatchQueue.global(qos: .userInitiated).async { _ = initialized }
     }
 
+    /// A session for one direction with a master key and salt of the profile's sizes.
     public init(profile: SrtpProfile, key: [UInt8], salt: [UInt8], direction: Direction) throws(SrtpFailure) {
         guard key.count == profile.keyLength, salt.count == profile.saltLength else { throw .badKey }
         Self.initialized
@@ -97,18 +103,22 @@ public final class SrtpSession {
         if let session { srtp_dealloc(session) }
     }
 
+    /// Encrypts and authenticates an RTP packet (outbound sessions).
     public func protectRtp(_ packet: [UInt8]) throws(SrtpFailure) -> [UInt8] {
         try transform(packet, grow: true) { srtp_protect($0, $1, $2) }
     }
 
+    /// Checks and decrypts an SRTP packet; replays and forgeries are errors (inbound sessions).
     public func unprotectRtp(_ packet: [UInt8]) throws(SrtpFailure) -> [UInt8] {
         try transform(packet, grow: false) { srtp_unprotect($0, $1, $2) }
     }
 
+    /// Encrypts and authenticates a compound RTCP packet (outbound sessions).
     public func protectRtcp(_ packet: [UInt8]) throws(SrtpFailure) -> [UInt8] {
         try transform(packet, grow: true) { srtp_protect_rtcp($0, $1, $2) }
     }
 
+    /// Checks and decrypts an SRTCP packet (inbound sessions).
     public func unprotectRtcp(_ packet: [UInt8]) throws(SrtpFailure) -> [UInt8] {
         try transform(packet, grow: false) { srtp_unprotect_rtcp($0, $1, $2) }
     }
