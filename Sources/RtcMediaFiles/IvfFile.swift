@@ -3,18 +3,26 @@ import Foundation
 /// IVF (the libvpx container): a 32-byte header, then frames each with a
 /// 12-byte header (size, 64-bit timestamp in the header's time base).
 public struct IvfFile: Sendable {
+    /// One VP8 frame as stored, with its timestamp in the file's time base.
     public struct Frame: Sendable, Equatable {
+        /// The frame's bytes (a whole VP8 frame).
         public var data: [UInt8]
+        /// When it plays, in units of `timebase`.
         public var timestamp: UInt64
     }
 
+    /// The codec's four-character code (`VP80`).
     public let fourcc: String
+    /// Picture width from the header.
     public let width: Int
+    /// Picture height from the header.
     public let height: Int
     /// Seconds per timestamp unit = numerator / denominator.
     public let timebase: (numerator: Int, denominator: Int)
+    /// Every frame, in file order.
     public let frames: [Frame]
 
+    /// Reads the whole file; a bad header or a cut frame is a clear error.
     public init(path: String) throws(MediaFileError) {
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
             throw .cannotOpen(path)
@@ -59,6 +67,7 @@ public final class IvfWriter: @unchecked Sendable {
     private var count: UInt32 = 0
     private var first: UInt64 = 0
 
+    /// Creates the file (VP8, time base 1/1000 s) and writes its header.
     public init(path: String, width: Int, height: Int) throws(MediaFileError) {
         file = try HeaderedFile(path: path)
         var header = ByteWriter()
@@ -75,9 +84,12 @@ public final class IvfWriter: @unchecked Sendable {
         try file.append(header.bytes)
     }
 
+    /// The file being written.
     public var path: String { file.path }
+    /// Frames appended so far.
     public var framesWritten: Int { Int(count) }
 
+    /// Appends one frame at a time in milliseconds; the header's count is kept current.
     public func append(_ frame: [UInt8], milliseconds: UInt64) throws(MediaFileError) {
         var header = ByteWriter()
         header.u32(UInt32(frame.count))
@@ -92,5 +104,6 @@ public final class IvfWriter: @unchecked Sendable {
         try file.overwrite(at: 24, length.bytes)
     }
 
+    /// Closes the file (it was valid before, too).
     public func close() { file.close() }
 }

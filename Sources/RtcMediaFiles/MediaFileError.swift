@@ -5,6 +5,7 @@ public enum MediaFileError: Error, Equatable, Sendable, CustomStringConvertible 
     case unsupported(path: String, why: String)
     case writeFailed(String)
 
+    /// What went wrong and with which file.
     public var description: String {
         switch self {
         case .cannotOpen(let path): "cannot open \(path)"

@@ -5,11 +5,14 @@ import RtcCodecs
 /// An Ogg Opus file (RFC 7845) read with libogg: the OpusHead and OpusTags
 /// headers, then Opus packets as they are (sent without re-encoding).
 public struct OggOpusFile: Sendable {
+    /// Channels from OpusHead.
     public let channels: Int
     /// Samples (at 48 kHz) the decoder drops at the start.
     public let preSkip: Int
+    /// Every Opus packet, in order, as stored.
     public let packets: [[UInt8]]
 
+    /// Reads the whole file with libogg; headers that are not Opus's are a clear error.
     public init(path: String) throws(MediaFileError) {
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
             throw .cannotOpen(path)
@@ -67,8 +70,10 @@ public final class OggOpusWriter: @unchecked Sendable {
     private var heldSamples = 0
     private var sinceFlush = 0
     private var closed = false
+    /// Packets appended so far.
     public private(set) var packetsWritten = 0
 
+    /// Creates the file and writes the OpusHead and OpusTags pages.
     public init(path: String, channels: Int, preSkip: Int = 312) throws(MediaFileError) {
         file = try HeaderedFile(path: path)
         ogg_stream_init(&stream, Int32.random(in: 1...Int32.max))
@@ -93,6 +98,7 @@ public final class OggOpusWriter: @unchecked Sendable {
         try flush()
     }
 
+    /// The file being written.
     public var path: String { file.path }
 
     /// Appends one packet (its duration read from its TOC byte).
@@ -103,6 +109,7 @@ public final class OggOpusWriter: @unchecked Sendable {
         heldSamples = samples
     }
 
+    /// Writes the last page with the end-of-stream flag and closes the file.
     public func close() {
         guard !closed else { return }
         closed = true

@@ -3,8 +3,10 @@ import RtcCodecs
 
 /// A RIFF/WAVE file of 16-bit PCM, read whole (test and sample files are small).
 public struct WavFile: Sendable {
+    /// The samples, interleaved, with their channels and rate.
     public let audio: AudioFrame
 
+    /// Reads the whole file; anything but 16-bit PCM is a clear error.
     public init(path: String) throws(MediaFileError) {
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
             throw .cannotOpen(path)
@@ -51,11 +53,14 @@ public struct WavFile: Sendable {
 /// Writes 16-bit PCM to a WAV file; the header is updated on every append, so
 /// the file is valid whenever the writer stops.
 public final class WavWriter: @unchecked Sendable {
+    /// Channels written.
     public let channels: Int
+    /// Samples per second per channel.
     public let sampleRate: Int
     private let file: HeaderedFile
     private var dataBytes: UInt32 = 0
 
+    /// Creates the file with an empty data chunk.
     public init(path: String, channels: Int, sampleRate: Int) throws(MediaFileError) {
         self.channels = channels
         self.sampleRate = sampleRate
@@ -63,9 +68,12 @@ public final class WavWriter: @unchecked Sendable {
         try file.append(header())
     }
 
+    /// The file being written.
     public var path: String { file.path }
+    /// Samples per channel written so far.
     public var framesWritten: Int { Int(dataBytes) / 2 / channels }
 
+    /// Appends interleaved samples and updates the header's sizes.
     public func append(_ samples: [Int16]) throws(MediaFileError) {
         guard !samples.isEmpty else { return }
         let bytes = samples.withUnsafeBytes { Array($0) }
@@ -74,6 +82,7 @@ public final class WavWriter: @unchecked Sendable {
         try file.overwrite(at: 4, withSizes())
     }
 
+    /// Closes the file (it was valid before, too).
     public func close() { file.close() }
 
     private func header() -> [UInt8] {

@@ -6,15 +6,20 @@ import RtcCodecs
 /// not read: pictures are copied out one at a time (`frame(at:)`), so a long
 /// file costs no memory up front.
 public struct Y4mFile: Sendable {
+    /// Picture width.
     public let width: Int
+    /// Picture height.
     public let height: Int
+    /// The frame rate the header states.
     public let framesPerSecond: Double
     /// Where each picture starts in the file.
     private let offsets: [Int]
     private let data: Data
 
+    /// Pictures in the file.
     public var frameCount: Int { offsets.count }
 
+    /// The picture at `index`, copied out of the mapped file (nil past the end).
     public func frame(at index: Int) -> VideoFrame? {
         guard offsets.indices.contains(index) else { return nil }
         let start = data.startIndex + offsets[index]
@@ -45,6 +50,7 @@ public struct Y4mFile: Sendable {
     /// Every picture, read at once (for checks on small files).
     public var frames: [VideoFrame] { (0..<frameCount).compactMap { frame(at: $0) } }
 
+    /// Maps the file and finds its pictures; anything but 4:2:0 is a clear error.
     public init(path: String) throws(MediaFileError) {
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
             throw .cannotOpen(path)
@@ -102,10 +108,14 @@ public struct Y4mFile: Sendable {
 /// Writes I420 pictures to Y4M; every frame is complete on disk when append returns.
 public final class Y4mWriter: @unchecked Sendable {
     private let file: HeaderedFile
+    /// Picture width.
     public let width: Int
+    /// Picture height.
     public let height: Int
+    /// Pictures appended so far.
     public private(set) var framesWritten = 0
 
+    /// Creates the file and writes its header line.
     public init(path: String, width: Int, height: Int, framesPerSecond: Int) throws(MediaFileError) {
         self.width = width
         self.height = height
@@ -113,9 +123,11 @@ public final class Y4mWriter: @unchecked Sendable {
         try file.append(Array("YUV4MPEG2 W\(width) H\(height) F\(framesPerSecond):1 Ip A1:1 C420jpeg\n".utf8))
     }
 
+    /// The file being written.
     public var path: String { file.path }
     private static let frameHeader = Array("FRAME\n".utf8)
 
+    /// Appends one I420 picture of the writer's size.
     public func append(_ frame: VideoFrame) throws(MediaFileError) {
         guard frame.width == width, frame.height == height else {
             throw .writeFailed("\(file.path): picture is \(frame.width)x\(frame.height), file is \(width)x\(height)")
@@ -124,5 +136,6 @@ public final class Y4mWriter: @unchecked Sendable {
         framesWritten += 1
     }
 
+    /// Closes the file.
     public func close() { file.close() }
 }
