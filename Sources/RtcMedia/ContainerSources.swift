@@ -93,19 +93,18 @@ public final class ContainerVideoSource: MediaSource, @unchecked Sendable {
     private let track: MediaContainer.Track
     private let start: Double
     private let decoder: TrackDecoder?
-    private let bitrate: Int?
-    private var encoder: Vp8VideoEncoder?
+    private let pictures: PictureEncoder
     private var decoded: [(picture: VideoFrame, time: Double)] = []
     private var ended = false
     private var origin: Double?
-    private var keyframeWanted = false
-    public private(set) var framesEncoded = 0
+    public var framesEncoded: Int { pictures.framesEncoded }
 
     public init(path: String, start: Double = 0, bitrate: Int? = nil) throws {
         container = try MediaContainer(path: path)
         track = try container.track(.video)
         self.start = start
-        self.bitrate = bitrate
+        pictures = PictureEncoder(
+            framesPerSecond: Int((track.framesPerSecond ?? 30).rounded()), bitrate: bitrate)
         if track.isVp8 {
             decoder = nil
             label = "\(path) (video: VP8 \(track.width)x\(track.height), sent as it is)"
@@ -130,31 +129,9 @@ public final class ContainerVideoSource: MediaSource, @unchecked Sendable {
             let (picture, time) = decoded.removeFirst()
             let first = origin ?? time
             origin = first
-            let encoder = try encoder(for: picture)
-            let forced = keyframeWanted
-            keyframeWanted = false
-            let encoded = try picture.data.withUnsafeBytes { try encoder.encode(i420: $0, keyframe: forced) }
-            framesEncoded += 1
             // The rate control may skip a frame: then the next picture is tried.
-            guard let head = encoded.first else { continue }
-            return EncodedSample(data: encoded.flatMap(\.data), time: time - first, isKeyframe: head.isKeyframe)
+            if let sample = try pictures.encode(picture, time: time - first) { return sample }
         }
-    }
-
-    /// The encoder for this picture size (made at the first picture; a new size makes a new one).
-    private func encoder(for picture: VideoFrame) throws -> Vp8VideoEncoder {
-        if let encoder, encoder.settings.width == picture.width, encoder.settings.height == picture.height {
-            return encoder
-        }
-        let fps = max(Int((track.framesPerSecond ?? 30).rounded()), 1)
-        let rate =
-            bitrate ?? min(max(Int(Double(picture.width * picture.height * fps) * 0.06), 200_000), 2_500_000)
-        let made = try Vp8VideoEncoder(
-            .init(
-                width: picture.width, height: picture.height, framesPerSecond: fps, bitrate: rate,
-                keyframeInterval: fps * 10))
-        encoder = made
-        return made
     }
 
     private func nextPassedThrough() -> EncodedSample? {
@@ -174,8 +151,8 @@ public final class ContainerVideoSource: MediaSource, @unchecked Sendable {
         decoded = []
         ended = false
         origin = nil
-        keyframeWanted = true
+        pictures.keyframeWanted = true
     }
 
-    public func requestKeyframe() { keyframeWanted = true }
+    public func requestKeyframe() { pictures.keyframeWanted = true }
 }

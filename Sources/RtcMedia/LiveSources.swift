@@ -83,21 +83,17 @@ public final class LiveAudioSource: MediaSource, @unchecked Sendable {
 public final class LiveVideoSource: MediaSource, @unchecked Sendable {
     public let kind = MediaKind.video
     public let label = "live video (I420 → VP8)"
-    private let framesPerSecond: Int
-    private let bitrate: Int?
+    private let encoder: PictureEncoder
     private let condition = NSCondition()
     private var pictures: [(picture: VideoFrame, time: Double)] = []
     private var finished = false
     private var origin: ContinuousClock.Instant?
-    private var encoder: Vp8VideoEncoder?
-    private var keyframeWanted = false
-    public private(set) var framesEncoded = 0
+    public var framesEncoded: Int { encoder.framesEncoded }
     /// Pictures dropped because the application pushed faster than they were sent (a queue of 30).
     public private(set) var droppedPictures = 0
 
     public init(framesPerSecond: Int = 30, bitrate: Int? = nil) {
-        self.framesPerSecond = max(framesPerSecond, 1)
-        self.bitrate = bitrate
+        encoder = PictureEncoder(framesPerSecond: framesPerSecond, bitrate: bitrate)
     }
 
     /// Adds a picture, timed now (or at `time` seconds from the first picture).
@@ -129,34 +125,14 @@ public final class LiveVideoSource: MediaSource, @unchecked Sendable {
                 return pictures.isEmpty ? nil : pictures.removeFirst()
             }
             guard let item else { return nil }
-            let encoder = try encoder(for: item.picture)
-            let forced = keyframeWanted
-            keyframeWanted = false
-            let encoded = try item.picture.data.withUnsafeBytes { try encoder.encode(i420: $0, keyframe: forced) }
-            framesEncoded += 1
-            guard let head = encoded.first else { continue }  // the rate control skipped it
-            return EncodedSample(data: encoded.flatMap(\.data), time: item.time, isKeyframe: head.isKeyframe)
+            // The rate control may skip a picture: then the next one is tried.
+            if let sample = try encoder.encode(item.picture, time: item.time) { return sample }
         }
-    }
-
-    private func encoder(for picture: VideoFrame) throws -> Vp8VideoEncoder {
-        if let encoder, encoder.settings.width == picture.width, encoder.settings.height == picture.height {
-            return encoder
-        }
-        let rate =
-            bitrate
-            ?? min(max(Int(Double(picture.width * picture.height * framesPerSecond) * 0.06), 200_000), 2_500_000)
-        let made = try Vp8VideoEncoder(
-            .init(
-                width: picture.width, height: picture.height, framesPerSecond: framesPerSecond, bitrate: rate,
-                keyframeInterval: framesPerSecond * 10))
-        encoder = made
-        return made
     }
 
     public func rewind() {}
 
     public func stop() { finish() }
 
-    public func requestKeyframe() { keyframeWanted = true }
+    public func requestKeyframe() { encoder.keyframeWanted = true }
 }
