@@ -87,29 +87,41 @@ import Testing
             to: URL(fileURLWithPath: path))
     }
 
-    /// A 12 s blackout in the middle of a 20 MB transfer: ICE consent is lost
-    /// (10 s), a side restarts ICE over the signaling, and the same data
-    /// channel finishes the file, intact.
-    @Test func aFileSurvivesABlackoutMidTransfer() async throws {
-        let root = temporaryDirectory("rtc-blackout")
+    /// A 20 MB transfer between two `carrier rtc` processes, slowed by 20 ms
+    /// of delay so that `fault` finds it under way; both must end with
+    /// status 0 and the file intact. Their JSON summaries.
+    static func transferThrough(_ name: String, fault: (UdpRelay) throws -> Void) async throws -> (
+        offer: [String: Any]?, answer: [String: Any]?
+    ) {
+        let root = temporaryDirectory(name)
         defer { try? FileManager.default.removeItem(atPath: root) }
         try Self.payload(root + "/payload.bin", megabytes: 20)
         let run = try Run(
             offer: ["--send-file", root + "/payload.bin", "--stats", root + "/offer.json", "--timeout", "90"],
             answer: ["--receive-dir", root + "/in", "--stats", root + "/answer.json", "--timeout", "90"])
-        run.relay.setDelay(milliseconds: 20)  // slows the transfer so that the blackout finds it under way
+        run.relay.setDelay(milliseconds: 20)  // slows the transfer so that the fault finds it under way
         let underWay = await eventually(within: .seconds(30)) { run.answerer.stderr.contains("receiving payload.bin") }
         #expect(underWay, "the transfer did not start: \(run.answerer.stderr.suffix(800))")
-        run.relay.blackout(for: 12)
+        try fault(run.relay)
         let (offerStatus, answerStatus) = await run.finish(timeout: .seconds(80))
         #expect(offerStatus == 0, "offerer: \(run.offerer.stderr.suffix(1500))")
         #expect(answerStatus == 0, "answerer: \(run.answerer.stderr.suffix(1500))")
         #expect(
             FileManager.default.contentsEqual(atPath: root + "/payload.bin", andPath: root + "/in/payload.bin"))
-        let summary = try #require(json(try String(contentsOfFile: root + "/offer.json", encoding: .utf8)))
+        return (
+            json(try? String(contentsOfFile: root + "/offer.json", encoding: .utf8)),
+            json(try? String(contentsOfFile: root + "/answer.json", encoding: .utf8))
+        )
+    }
+
+    /// A 12 s blackout in the middle of a 20 MB transfer: ICE consent is lost
+    /// (10 s), a side restarts ICE over the signaling, and the same data
+    /// channel finishes the file, intact.
+    @Test func aFileSurvivesABlackoutMidTransfer() async throws {
+        let (offer, answer) = try await Self.transferThrough("rtc-blackout") { $0.blackout(for: 12) }
+        let summary = try #require(offer)
         #expect(summary["transferOk"] as? Bool == true)
-        let outages = [summary, json(try? String(contentsOfFile: root + "/answer.json", encoding: .utf8)) ?? [:]]
-            .compactMap { $0["outages"] as? Int }.reduce(0, +)
+        let outages = [summary, answer ?? [:]].compactMap { $0["outages"] as? Int }.reduce(0, +)
         #expect(outages >= 1, "no side counted the outage")
         print("blackout: \(summary["MBps"] ?? "?") MB/s overall, outages \(outages)")  // for the notes
     }
@@ -119,22 +131,7 @@ import Testing
     /// consent expires and an ICE restart moves both to the new port; the
     /// file arrives intact.
     @Test func aFileSurvivesAPortChangeMidTransfer() async throws {
-        let root = temporaryDirectory("rtc-rebind")
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        try Self.payload(root + "/payload.bin", megabytes: 20)
-        let run = try Run(
-            offer: ["--send-file", root + "/payload.bin", "--stats", root + "/offer.json", "--timeout", "90"],
-            answer: ["--receive-dir", root + "/in", "--stats", root + "/answer.json", "--timeout", "90"])
-        run.relay.setDelay(milliseconds: 20)
-        let underWay = await eventually(within: .seconds(30)) { run.answerer.stderr.contains("receiving payload.bin") }
-        #expect(underWay, "the transfer did not start: \(run.answerer.stderr.suffix(800))")
-        try run.relay.rebind(.a)
-        let (offerStatus, answerStatus) = await run.finish(timeout: .seconds(80))
-        #expect(offerStatus == 0, "offerer: \(run.offerer.stderr.suffix(1500))")
-        #expect(answerStatus == 0, "answerer: \(run.answerer.stderr.suffix(1500))")
-        #expect(
-            FileManager.default.contentsEqual(atPath: root + "/payload.bin", andPath: root + "/in/payload.bin"))
-        let answer = json(try? String(contentsOfFile: root + "/answer.json", encoding: .utf8))
+        let (_, answer) = try await Self.transferThrough("rtc-rebind") { try $0.rebind(.a) }
         print("port change: answerer outages \(answer?["outages"] ?? 0), longest \(answer?["longestOutage"] ?? 0) s")
     }
 

@@ -56,14 +56,12 @@ import Testing
         }
     }
 
-    @Test func pushedToneAndPicturesArriveThroughTheSink() async throws {
-        let pair = await CallClientTests.Pair()
+    /// Alice calls Bob with live sources, Bob takes the call into `sink`, and
+    /// three seconds of tone and pictures are pushed; the call's id at each end.
+    static func liveCall(_ pair: CallClientTests.Pair, into sink: MediaSink, bobEvents: AsyncStream<CallEvent>)
+        async throws -> (alice: String, bob: String)
+    {
         let aliceEvents = await pair.alice.events()
-        let bobEvents = await pair.bob.events()
-        let collected = Collected()
-        let sink = MediaSink(
-            onAudio: { audio, _ in collected.lock.withLock { collected.audio += audio.samples } },
-            onVideo: { picture, _ in collected.lock.withLock { collected.pictures.append(picture) } })
         let audio = try LiveAudioSource(channels: 2)
         let video = LiveVideoSource(framesPerSecond: 15)
         var media = CallMedia()
@@ -76,7 +74,18 @@ import Testing
         try await pair.bob.accept(incoming.id, media: taking)
         #expect(await CallClientTests.connected(aliceEvents)?.id == call.id)
         try await Self.feed(audio, video, seconds: 3)
-        try await pair.alice.endCall(call.id)
+        return (call.id, incoming.id)
+    }
+
+    @Test func pushedToneAndPicturesArriveThroughTheSink() async throws {
+        let pair = await CallClientTests.Pair()
+        let bobEvents = await pair.bob.events()
+        let collected = Collected()
+        let sink = MediaSink(
+            onAudio: { audio, _ in collected.lock.withLock { collected.audio += audio.samples } },
+            onVideo: { picture, _ in collected.lock.withLock { collected.pictures.append(picture) } })
+        let (call, incoming) = try await Self.liveCall(pair, into: sink, bobEvents: bobEvents)
+        try await pair.alice.endCall(call)
         _ = await CallClientTests.ended(bobEvents)
         #expect(
             await eventually(within: .seconds(5)) {
@@ -99,25 +108,13 @@ import Testing
     /// second: it drops, while the call goes on receiving everything.
     @Test func aSlowSinkDropsWithoutHoldingTheCallBack() async throws {
         let pair = await CallClientTests.Pair()
-        let aliceEvents = await pair.alice.events()
         let bobEvents = await pair.bob.events()
         let sink = MediaSink(limit: 5, onVideo: { _, _ in Thread.sleep(forTimeInterval: 0.1) })
-        let audio = try LiveAudioSource(channels: 2)
-        let video = LiveVideoSource(framesPerSecond: 15)
-        var media = CallMedia()
-        media.liveAudio = audio
-        media.liveVideo = video
-        let call = try await pair.alice.makeCall(to: "bob", options: [.audio, .video], media: media)
-        let incoming = try #require(await CallClientTests.incoming(bobEvents))
-        var taking = CallMedia()
-        taking.sink = sink
-        try await pair.bob.accept(incoming.id, media: taking)
-        #expect(await CallClientTests.connected(aliceEvents)?.id == call.id)
-        try await Self.feed(audio, video, seconds: 3)
-        let stats = try await pair.bob.mediaStats(incoming.id).received
+        let (call, incoming) = try await Self.liveCall(pair, into: sink, bobEvents: bobEvents)
+        let stats = try await pair.bob.mediaStats(incoming).received
         let decoded = stats.first { $0.kind == "video" }?.framesDecoded ?? 0
         let audioPackets = stats.first { $0.kind == "audio" }?.packetsReceived ?? 0
-        try await pair.alice.endCall(call.id)
+        try await pair.alice.endCall(call)
         print("slow sink: \(decoded) pictures decoded, \(sink.delivered) delivered, \(sink.dropped) dropped")
         #expect(decoded >= 35, "the receiver fell behind: \(decoded) pictures decoded")
         #expect(audioPackets >= 120, "audio packets \(audioPackets)")

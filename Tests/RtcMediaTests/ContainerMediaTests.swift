@@ -25,12 +25,8 @@ import Testing
         "-map", "0:v", "-map", "[a]", "-t", "4",
     ]
 
-    /// An MP4 with H.264 video and AAC stereo tones: decoded, encoded to VP8
-    /// and Opus, sent, recorded; the tones are there and the pictures match
-    /// the source (PSNR at least 30 dB).
-    @Test func anMp4WithH264AndAacIsStreamedAndMatchesItsSource() async throws {
-        let root = temporaryDirectory("mp4-source")
-        defer { try? FileManager.default.removeItem(atPath: root) }
+    /// `root/source.mp4` (H.264 + AAC of `testInputs`) and `root/source.y4m`, the same pictures uncompressed.
+    static func makeMp4(in root: String) async throws -> String {
         let mp4 = root + "/source.mp4"
         #expect(
             try await Self.ffmpeg(
@@ -40,6 +36,16 @@ import Testing
                 "-f", "lavfi", "-i", "testsrc=size=320x240:rate=15", "-t", "4", "-pix_fmt", "yuv420p",
                 root + "/source.y4m",
             ]))
+        return mp4
+    }
+
+    /// An MP4 with H.264 video and AAC stereo tones: decoded, encoded to VP8
+    /// and Opus, sent, recorded; the tones are there and the pictures match
+    /// the source (PSNR at least 30 dB).
+    @Test func anMp4WithH264AndAacIsStreamedAndMatchesItsSource() async throws {
+        let root = temporaryDirectory("mp4-source")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let mp4 = try await Self.makeMp4(in: root)
         #expect(try MediaSources.tracks(in: mp4) == [.audio, .video])
         let result = try await MediaCallTests.call(audio: mp4, video: mp4, seconds: 3)
         defer { try? FileManager.default.removeItem(atPath: result.directory) }
@@ -56,15 +62,7 @@ import Testing
     @Test func aCallIsRecordedIntoOneWebmWithBothTracks() async throws {
         let root = temporaryDirectory("webm-record")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let mp4 = root + "/source.mp4"
-        #expect(
-            try await Self.ffmpeg(
-                Self.testInputs + ["-c:v", "libx264", "-pix_fmt", "yuv420p", "-crf", "18", "-c:a", "aac", mp4]))
-        #expect(
-            try await Self.ffmpeg([
-                "-f", "lavfi", "-i", "testsrc=size=320x240:rate=15", "-t", "4", "-pix_fmt", "yuv420p",
-                root + "/source.y4m",
-            ]))
+        let mp4 = try await Self.makeMp4(in: root)
         let webm = root + "/call.webm"
         let result = try await MediaCallTests.call(audio: mp4, video: mp4, seconds: 3, webm: webm)
         defer { try? FileManager.default.removeItem(atPath: result.directory) }
