@@ -31,6 +31,12 @@ public final class MediaSink: @unchecked Sendable {
     public var dropped: Int { lock.withLock { droppedCount } }
     public var delivered: Int { lock.withLock { deliveredCount } }
 
+    /// Returns once every callback queued so far has run (the callbacks run in
+    /// order on one queue, so this waits behind them).
+    public func flush() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in queue.async { done.resume() } }
+    }
+
     func deliver(audio: AudioFrame, mid: String) { enqueue { [onAudio] in onAudio(audio, mid) } }
 
     func deliver(video: VideoFrame, mid: String) { enqueue { [onVideo] in onVideo(video, mid) } }

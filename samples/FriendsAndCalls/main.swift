@@ -55,6 +55,7 @@ let bobCalls = CallClient(
     configuration: .init(peer: PeerConfiguration(localAddresses: ["127.0.0.1"])))
 await bobCalls.start()
 let callEvents = await bobCalls.events()
+let (bobEnded, bobEndedSink) = AsyncStream<Void>.makeStream()
 Task {
     for await event in bobEvents {
         switch event {
@@ -74,7 +75,11 @@ Task {
         if case .incoming(let call) = event {
             try? await bobCalls.accept(call.id, media: CallMedia(recordDirectory: recording))
         }
-        if case .ended(let call) = event { say("bob: the call ended (\(call.endReason?.rawValue ?? "?"))") }
+        if case .ended(let call) = event {
+            // Reported after the call has closed, its recording included.
+            say("bob: the call ended (\(call.endReason?.rawValue ?? "?"))")
+            bobEndedSink.yield()
+        }
     }
 }
 
@@ -110,7 +115,7 @@ say("alice: call connected; three seconds of media")
 try await Task.sleep(for: .seconds(3))
 try await aliceCalls.endCall(call.id)
 _ = await aliceCallEvents.first(within: .seconds(10)) { if case .ended = $0 { true } else { nil } }
-try await Task.sleep(for: .milliseconds(300))  // Bob closes his recording
+_ = await bobEnded.first(within: .seconds(10)) { _ in true }  // Bob's recording is closed
 let size = (try? FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0
 say("bob recorded the call into \(recording) (\(size) bytes)")
 await aliceCalls.stop()

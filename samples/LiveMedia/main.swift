@@ -84,7 +84,7 @@ while Date().timeIntervalSince(started) < seconds {
 }
 try await alice.endCall(call.id)
 for await case .ended in aliceEvents { break }
-try await Task.sleep(for: .milliseconds(200))  // the sink's last callbacks
+await sink.flush()  // the sink's last callbacks have run
 
 let (level, pictures, size) = meter.lock.withLock { () -> (Double, Int, String) in
     let rms = meter.samples > 0 ? (meter.sumOfSquares / Double(meter.samples)).squareRoot() : 0
