@@ -22,7 +22,7 @@ let package = Package(
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
         .library(name: "ExpressServer", targets: ["ExpressServer"]),
         // Calls between friends: the call stack signaled over the node.
-        .library(name: "CarrierCalls", targets: ["RtcCalls", "CarrierSignaling"]),
+        .library(name: "CarrierCalls", targets: ["RtcCalls", "CarrierSessions", "CarrierSignaling"]),
         // The call stack; grows layer by layer (transport, media, calls).
         .library(
             name: "CarrierRTC",
@@ -109,16 +109,21 @@ let package = Package(
         .target(
             name: "RtcCalls", dependencies: ["RtcPeer", "RtcMedia", "RtcFileTransfer", "AsyncExtras"],
             swiftSettings: strict),
-        // The one place calls meet the node: signals as invites to `friend:carrier`.
+        // Sessions with friends: streams, channels and TCP port forwarding as data channels.
         .target(
-            name: "CarrierSignaling", dependencies: ["CarrierNode", "RtcCalls", "CarrierLog"], swiftSettings: strict),
+            name: "CarrierSessions", dependencies: ["RtcCalls", "RtcPeer", "RtcSCTP", "CarrierLog"],
+            swiftSettings: strict),
+        // The one place calls and sessions meet the node: signals as invites to `friend:carrier` / `friend:session`.
+        .target(
+            name: "CarrierSignaling", dependencies: ["CarrierNode", "RtcCalls", "CarrierSessions", "CarrierLog"],
+            swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(
             name: "CarrierCLI",
             dependencies: [
                 "CarrierNode", "ExpressServer", "RtcPeer", "RtcMedia", "RtcFileTransfer", "RtcCalls",
-                "CarrierSignaling",
+                "CarrierSessions", "CarrierSignaling",
                 "AsyncExtras",
             ],
             swiftSettings: strict),
@@ -252,6 +257,10 @@ let package = Package(
         .testTarget(
             name: "RtcMediaTests",
             dependencies: ["TestSupport", "RtcMedia", "RtcPeer", "RtcRTP", "RtcCodecs", "RtcMediaFiles"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CarrierSessionsTests",
+            dependencies: ["TestSupport", "CarrierSessions", "RtcCalls", "RtcPeer", "RtcFileTransfer"],
             swiftSettings: strict),
         .testTarget(
             name: "RtcCallsTests",

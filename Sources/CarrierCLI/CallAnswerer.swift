@@ -68,7 +68,7 @@ final class CallAnswerer: Sendable {
                             ])
                     case .badSignal(let from, let error):
                         output.log("dropped a bad signal from \(from): \(error)")
-                    case .fileProgress:
+                    case .fileProgress, .dataChannel:
                         continue
                     case .message(let callId, let message):
                         output.result(

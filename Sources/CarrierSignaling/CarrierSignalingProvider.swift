@@ -12,20 +12,27 @@ import RtcPeer
 /// Express nodes, every call also gets the TURN server they hand out, with
 /// fresh time-limited credentials (`Carrier.turnServerInfo`).
 public final class CarrierSignalingProvider: SignalingProvider, Sendable {
+    /// The extension calls use; sessions use their own (`session`) so that a
+    /// node can take sessions without answering calls, and the other way round.
     public static let extensionName = "carrier"
     public let carrier: Carrier
+    public let extensionName: String
     private let stream: AsyncStream<SignalingInput>
     private let continuation: AsyncStream<SignalingInput>.Continuation
     private let listener: Task<Void, Never>
     private let extraServers: [PeerConfiguration.IceServer]
 
-    /// Registers the `carrier` extension on a started node.
-    public init(carrier: Carrier, iceServers: [PeerConfiguration.IceServer] = []) async throws {
+    /// Registers the extension (`carrier` for calls) on a started node.
+    public init(
+        carrier: Carrier, extensionName: String = CarrierSignalingProvider.extensionName,
+        iceServers: [PeerConfiguration.IceServer] = []
+    ) async throws {
         self.carrier = carrier
+        self.extensionName = extensionName
         extraServers = iceServers
         // Fetched now so that the first call does not wait for it.
         if await carrier.hasExpress { _ = await Self.turn(carrier) }
-        let invites = try await carrier.registerExtension(Self.extensionName)
+        let invites = try await carrier.registerExtension(extensionName)
         let (stream, continuation) = AsyncStream<SignalingInput>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         self.stream = stream
         self.continuation = continuation
@@ -51,7 +58,7 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
         guard data.count <= Carrier.maxInviteSize else { throw .tooLarge(data.count) }
         let continuation = continuation
         do {
-            try await carrier.postInvite(data, to: peer + ":" + Self.extensionName) { reply in
+            try await carrier.postInvite(data, to: peer + ":" + extensionName) { reply in
                 if reply.status != 0 {
                     continuation.yield(.undelivered(signal, to: peer, reason: reply.reason ?? "status \(reply.status)"))
                 }

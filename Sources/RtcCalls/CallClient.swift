@@ -2,6 +2,7 @@ import Foundation
 import RtcFileTransfer
 import RtcMedia
 import RtcPeer
+import RtcSCTP
 
 /// Places and answers calls over one signaling provider, several at once (a
 /// bot answering many friends). The call API of the reference SDK: make a
@@ -19,6 +20,9 @@ public actor CallClient {
         public var mayCall: @Sendable (String) async -> Bool
         /// Send files in the binary protocol when the peer is this stack (off: always JSON chunks).
         public var fileFastPath = true
+        /// Every call offers audio (its RTCP tells that the peer is alive). Sessions
+        /// (data only, `CarrierSessions`) turn this off; ICE consent then watches the peer.
+        public var alwaysAudio = true
 
         public init(
             peer: PeerConfiguration = PeerConfiguration(), timeouts: CallMachine.Timeouts = .init(),
@@ -115,7 +119,7 @@ public actor CallClient {
         guard await configuration.mayCall(peer) else { throw CallError.notAFriend(peer) }
         let sources = try media.openSources()
         var options = options
-        if !options.contains(.audio) { options.insert(.audio, at: 0) }
+        if configuration.alwaysAudio, !options.contains(.audio) { options.insert(.audio, at: 0) }
         var call = Call(id: UUID().uuidString.lowercased(), peer: peer, direction: .outgoing, options: options)
         // The peer's call reached us first and nobody answered it yet: glare, decided as for offers.
         for (id, session) in sessions where session.peerId == peer {
@@ -131,7 +135,9 @@ public actor CallClient {
             session.post(.lostGlare)  // our offer ends their outgoing call on their side
         }
         let connection = try await makePeerConnection(offering: true)
-        await connection.addTransceiver(.audio, direction: media.sends(.audio) ? .sendrecv : .recvonly)
+        if options.contains(.audio) {
+            await connection.addTransceiver(.audio, direction: media.sends(.audio) ? .sendrecv : .recvonly)
+        }
         if options.contains(.video) {
             await connection.addTransceiver(.video, direction: media.sends(.video) ? .sendrecv : .recvonly)
         }
@@ -194,6 +200,13 @@ public actor CallClient {
     /// Sends bytes on the call's data channel (not while this side sends a file).
     public func sendData(_ bytes: [UInt8], callId: String) async throws {
         try await session(callId).sendMessage(.binary(bytes))
+    }
+
+    /// Opens another data channel on a call under way (it needs the data
+    /// option). Channels whose protocol starts with `carrier-` are the
+    /// application's: the peer gets them as `.dataChannel` events.
+    public func openDataChannel(_ parameters: DataChannelParameters, callId: String) async throws -> DataChannel {
+        try await session(callId).openDataChannel(parameters)
     }
 
     /// Media statistics of a call (while it runs, or its last ones).

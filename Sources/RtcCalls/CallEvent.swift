@@ -1,4 +1,5 @@
 import RtcFileTransfer
+import RtcPeer
 
 /// What a call client reports (on `CallClient.events()`).
 public enum CallEvent: Sendable {
@@ -13,4 +14,7 @@ public enum CallEvent: Sendable {
     case fileReceived(callId: String, FileTransferEndpoint.Outcome)
     /// A text or binary message the peer sent on the call's data channel (not a file).
     case message(callId: String, FileTransferEndpoint.Message)
+    /// The peer opened a data channel for the application (its protocol starts
+    /// with `carrier-`; sessions' streams and channels): not the call's file channel.
+    case dataChannel(callId: String, DataChannel)
 }

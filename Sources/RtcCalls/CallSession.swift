@@ -208,6 +208,9 @@ actor CallSession {
     private func watch() async {
         post(.tick)
         guard call.state == .connected || call.state == .disconnected else { return }
+        // Without a media section nothing is heard every second (SCTP heartbeats
+        // come every 30 s): a data-only session leaves this to ICE consent.
+        guard await !peer.transceiverInfos.isEmpty else { return }
         let silent = await peer.secondsSinceLastPacket() > Self.silenceLimit
         if silent, call.state == .connected { post(.transportDisconnected) }
         if !silent, call.state == .disconnected, await peer.connectionState == .connected { post(.transportConnected) }
@@ -269,7 +272,14 @@ actor CallSession {
 
     // MARK: Data channel and files
 
+    /// Data channels whose protocol starts with this belong to the application (sessions).
+    static let applicationChannelPrefix = "carrier-"
+
     private func attach(_ channel: DataChannel) {
+        if channel.parameters.protocol.hasPrefix(Self.applicationChannelPrefix) {
+            report(.dataChannel(callId: id, channel))
+            return
+        }
         guard endpoint == nil else { return }
         let callId = id
         let report = report
@@ -312,6 +322,12 @@ actor CallSession {
         }
         guard let endpoint, await endpoint.waitUntilOpen() else { throw CallError.noDataChannel }
         return endpoint
+    }
+
+    func openDataChannel(_ parameters: DataChannelParameters) async throws -> DataChannel {
+        guard call.state != .ended, !closing else { throw CallError.noSuchCall(id) }
+        guard call.options.contains(.data) else { throw CallError.noDataChannel }
+        return await peer.createDataChannel(parameters)
     }
 
     // MARK: Close

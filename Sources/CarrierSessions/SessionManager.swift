@@ -1,0 +1,126 @@
+import Foundation
+import RtcCalls
+import RtcPeer
+
+/// Sessions with friends over one signaling provider (the reference's
+/// CarrierSessionManager): opens them, accepts the friends' (each with the
+/// services this node offers), and follows them. On a Carrier node the
+/// provider is `CarrierSignalingProvider` on the `session` extension
+/// (`SessionManager.start(on:)` in CarrierSignaling).
+///
+/// A session is negotiated as a call is (offer, answer, candidates, bye as
+/// `RtcSignal`s; docs/sessions.md), with data only and without ringing, by
+/// the same call driver: sessions recover from outages the way calls do.
+public actor SessionManager {
+    /// The extension sessions use on the invite channel.
+    public static let extensionName = "session"
+
+    public struct Configuration: Sendable {
+        public var peer: PeerConfiguration
+        /// Who may open sessions (checked both ways): friends only on a node.
+        public var mayConnect: @Sendable (String) async -> Bool
+        /// Accept friends' sessions (off: refuse them).
+        public var acceptsSessions: Bool
+        /// Seconds an outage may last before the session ends as failed.
+        public var recoveryWindow: Double
+
+        public init(
+            peer: PeerConfiguration = PeerConfiguration(), acceptsSessions: Bool = true, recoveryWindow: Double = 30,
+            mayConnect: @escaping @Sendable (String) async -> Bool = { _ in true }
+        ) {
+            self.peer = peer
+            self.acceptsSessions = acceptsSessions
+            self.recoveryWindow = recoveryWindow
+            self.mayConnect = mayConnect
+        }
+    }
+
+    /// The TCP services offered to friends' port-forwarding streams.
+    public nonisolated let services = ServiceRegistry()
+    /// Sessions friends opened, once connected.
+    public nonisolated let incomingSessions: AsyncStream<Session>
+    private let incomingSink: AsyncStream<Session>.Continuation
+    private let client: CallClient
+    private let configuration: Configuration
+    private var sessions: [String: Session] = [:]
+    /// The last state of every live negotiation, for a session registered after its first events.
+    private var calls: [String: Call] = [:]
+    private var pump: Task<Void, Never>?
+
+    public init(provider: any SignalingProvider, configuration: Configuration = Configuration()) {
+        var calls = CallClient.Configuration(
+            peer: configuration.peer, confirmRinging: false, mayCall: configuration.mayConnect)
+        calls.alwaysAudio = false
+        calls.timeouts.recoveryWindow = configuration.recoveryWindow
+        client = CallClient(provider: provider, configuration: calls)
+        self.configuration = configuration
+        (incomingSessions, incomingSink) = AsyncStream<Session>.makeStream(bufferingPolicy: .bufferingNewest(64))
+    }
+
+    /// Starts listening for friends' sessions; call once.
+    public func start() async {
+        guard pump == nil else { return }
+        let events = await client.events()
+        await client.start()
+        pump = Task { [weak self] in
+            for await event in events { await self?.handle(event) }
+        }
+    }
+
+    /// Ends every session and stops listening.
+    public func stop() async {
+        await client.stop()
+        pump?.cancel()
+        pump = nil
+        incomingSink.finish()
+    }
+
+    /// Opens a session to a friend; returns once it is connected.
+    public func openSession(to peer: String) async throws(SessionError) -> Session {
+        let call: Call
+        do { call = try await client.makeCall(to: peer, options: [.data]) } catch let error as CallError {
+            if case .notAFriend = error { throw .notAFriend(peer) }
+            throw .notConnected(error.description)
+        } catch {
+            throw .notConnected("\(error)")
+        }
+        let session = register(call)
+        try await session.waitConnected()
+        return session
+    }
+
+    public var activeSessions: [Session] { Array(sessions.values) }
+
+    private func register(_ call: Call) -> Session {
+        let session = Session(id: call.id, peer: call.peer, client: client, services: services)
+        sessions[call.id] = session
+        if let known = calls[call.id] { Task { await session.callChanged(known) } }
+        return session
+    }
+
+    private func handle(_ event: CallEvent) async {
+        switch event {
+        case .incoming(let call):
+            guard configuration.acceptsSessions, call.options == [.data] else {
+                try? await client.reject(call.id)
+                return
+            }
+            _ = register(call)
+            try? await client.accept(call.id)
+        case .stateChanged(let call):
+            calls[call.id] = call
+            guard let session = sessions[call.id] else { return }
+            let wasConnecting = await session.state == .connecting
+            await session.callChanged(call)
+            if wasConnecting, call.state == .connected, call.direction == .incoming { incomingSink.yield(session) }
+        case .ended(let call):
+            calls[call.id] = nil
+            await sessions.removeValue(forKey: call.id)?.callChanged(call)
+        case .dataChannel(let callId, let channel):
+            guard let session = sessions[callId] else { return channel.close() }
+            await session.peerOpened(channel)
+        case .badSignal, .fileProgress, .fileReceived, .message:
+            break
+        }
+    }
+}
