@@ -20,9 +20,9 @@ build: setup
 # their seed corpus (fuzz-smoke, about a minute).
 test: setup
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip NodeNetworkTests --skip CLITests --skip SamplesTests --skip InteropTests --skip RtcSCTPTests --skip RtcPeerTests --skip MediaCallTests --skip CallClientTests --skip CallRecoveryTests --skip HangUpStressTests --skip CallResourceTests --skip ContainerMediaTests --skip LiveMediaTests
+	$(SWIFT) test --skip NodeNetworkTests --skip CLITests --skip SamplesTests --skip InteropTests --skip RtcSCTPTests --skip RtcPeerTests --skip MediaCallTests --skip CallClientTests --skip CallRecoveryTests --skip HangUpStressTests --skip CallResourceTests --skip ContainerMediaTests --skip LiveMediaTests --skip CarrierSessionsTests
 	$(SWIFT) test --filter RtcSCTPTests
-	$(SWIFT) test --filter "RtcPeerTests|MediaCallTests|ContainerMediaTests|LiveMediaTests|CallClientTests|CallRecoveryTests|HangUpStressTests"
+	$(SWIFT) test --filter "RtcPeerTests|MediaCallTests|ContainerMediaTests|LiveMediaTests|CallClientTests|CallRecoveryTests|HangUpStressTests|CarrierSessionsTests"
 	$(SWIFT) test --filter CallResourceTests
 	$(SWIFT) test --filter NodeNetworkTests $(NODE_FEATURES:%=--skip %)
 	$(SWIFT) test --filter FileTransferTests

@@ -21,7 +21,7 @@ var commands: [any Command.Type] {
         IdCommand.self, ProfileCommand.self, SignCommand.self, VerifyCommand.self, NodeCommand.self,
         ExpressCommand.self, ListenCommand.self, FriendCommand.self, MessageCommand.self, InviteCommand.self,
         GroupCommand.self,
-        SendFileCommand.self, CallCommand.self, RtcCommand.self,
+        SendFileCommand.self, CallCommand.self, SessionCommand.self, ForwardCommand.self, RtcCommand.self,
         DemoCommand.self,
     ]
 }

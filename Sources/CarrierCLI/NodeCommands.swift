@@ -45,6 +45,7 @@ struct ListenCommand: Command {
     static let summary = "go online and print every event until Ctrl-C"
     static let help = """
         Usage: carrier listen [--accept-friends] [--receive-dir DIR] [--answer [call options]]
+                              [--sessions [--echo]] [--service NAME=HOST:PORT[@USERID,…]]…
 
         Goes online and prints each event (friend requests, connections, messages,
         invites, receipts, groups, files) as a line, or a JSON object per line with
@@ -68,13 +69,22 @@ struct ListenCommand: Command {
             --recovery S       restart ICE for up to S seconds when a call's connection
                                is lost, then end it as failed (default 30)
             --turn URL --turn-user U --turn-pass P   a TURN server
+          --sessions           accept friends' sessions (`carrier session`); each stream's
+                               data is saved as DIR/session-ID-STREAM.bin with --receive-dir,
+                               and reported with its size and SHA-256
+            --echo             send each stream's data back as well
+          --service NAME=HOST:PORT[@USERID,…]
+                               offer the TCP service at HOST:PORT to friends as NAME
+                               (`carrier forward`), to the listed friends only if given;
+                               repeatable; implies --sessions
         Call events print as lines (JSON objects with "event": "call…" under --json);
-        each ended call prints a summary.
+        each ended call prints a summary. Session events: sessionOpened,
+        sessionStream, sessionEnded, serviceConnection.
         """
-    static let flags: Set<String> = ["--accept-friends", "--answer", "--loop"]
+    static let flags: Set<String> = ["--accept-friends", "--answer", "--loop", "--sessions", "--echo"]
     static let valued: Set<String> = [
         "--record", "--record-formats", "--receive-dir", "--audio", "--video", "--host-ip", "--turn", "--turn-user",
-        "--turn-pass", "--recovery", "--media", "--start",
+        "--turn-pass", "--recovery", "--media", "--start", "--service",
     ]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
@@ -84,7 +94,16 @@ struct ListenCommand: Command {
         let answer = arguments.flag("--answer")
         let media = try CallOptions.media(arguments)
         let configuration = try CallOptions.client(arguments, global)
+        let services = try arguments.all("--service").map(ServiceSpec.parse)
+        let sessions = arguments.flag("--sessions") || !services.isEmpty
+        let sessionConfiguration = try SessionOptions.configuration(arguments, global)
         return try await global.withOnlineNode { node in
+            var sessionListener: SessionListener?
+            if sessions {
+                sessionListener = try await SessionListener(
+                    node: node, configuration: sessionConfiguration, services: services,
+                    receiveDirectory: receiveDirectory, echo: arguments.flag("--echo"), output: global.output)
+            }
             var answering: CallAnswerer?
             if answer {
                 let provider = try await CarrierSignalingProvider(carrier: node)
@@ -125,6 +144,7 @@ struct ListenCommand: Command {
             await Termination.wait()
             output.log("stopping")
             await answering?.stop()
+            await sessionListener?.stop()
             await node.stop()
             await printer.value
             return 0

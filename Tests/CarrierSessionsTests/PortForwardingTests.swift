@@ -6,31 +6,6 @@ import Testing
 /// TCP port forwarding between two managers on 127.0.0.1: an HTTP server
 /// (Python's) behind Bob, clients (Python, curl) on a port Alice forwards.
 @Suite(.serialized) struct PortForwardingTests {
-    /// `python3 -m http.server` on a free port, serving `directory`.
-    final class HttpServer: Sendable {
-        let process: ChildProcess
-        let port: UInt16
-
-        init(directory: String) async throws {
-            process = try ChildProcess(
-                executable: URL(fileURLWithPath: "/usr/bin/env"),
-                arguments: ["python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", "0", "--directory", directory]
-            )
-            let line = try requireValue(
-                await process.waitForLine(containing: "Serving HTTP", timeout: .seconds(20)), "the HTTP server")
-            // "Serving HTTP on 127.0.0.1 port 40123 (http://127.0.0.1:40123/) ..."
-            let words = line.split(separator: " ")
-            let index = try requireValue(words.firstIndex(of: "port"), "the port in \(line)")
-            port = try requireValue(UInt16(words[index + 1]), "the port in \(line)")
-        }
-
-        func stop() async {
-            // A fixture with nothing to save: killed outright (it outlived SIGTERM and SIGINT here).
-            kill(process.process.processIdentifier, SIGKILL)
-            _ = await process.waitForExit(timeout: .seconds(5))
-        }
-    }
-
     /// Files to serve, by name, with their SHA-256.
     static func makeFiles(in directory: String, sizes: [String: Int]) throws -> [String: String] {
         var digests: [String: String] = [:]
@@ -58,7 +33,7 @@ import Testing
 
     struct Setup {
         let pair: SessionPair
-        let server: HttpServer
+        let server: HttpFileServer
         let forward: PortForwarding
         let files: [String: String]
         let root: String
@@ -66,7 +41,7 @@ import Testing
         init(sizes: [String: Int], allowed: Set<String>? = nil) async throws {
             root = temporaryDirectory("forward")
             files = try PortForwardingTests.makeFiles(in: root, sizes: sizes)
-            server = try await HttpServer(directory: root)
+            server = try await HttpFileServer(directory: root)
             pair = await SessionPair()
             await pair.bob.services.add(.init(name: "web", host: "127.0.0.1", port: server.port, allowed: allowed))
             let (alice, _) = try await pair.connect()

@@ -1,0 +1,99 @@
+import CarrierNode
+import CarrierSessions
+import CarrierSignaling
+import Foundation
+import RtcFileTransfer
+
+/// `carrier listen --sessions` / `--service`: accepts friends' sessions,
+/// serves the services to their port-forwarding streams, and takes their
+/// streams' data (saved, echoed, or only counted), reporting each.
+final class SessionListener: Sendable {
+    let manager: SessionManager
+    let output: Output
+    /// Where each stream's data goes (DIR/session-SESSIONID-STREAM.bin), if anywhere.
+    let receiveDirectory: String?
+    let echo: Bool
+    private let task = TaskBox()
+
+    init(
+        node: Carrier, configuration: SessionManager.Configuration, services: [ServiceRegistry.Service],
+        receiveDirectory: String?, echo: Bool, output: Output
+    ) async throws {
+        manager = try await SessionManager.start(on: node, configuration: configuration)
+        for service in services { await manager.services.add(service) }
+        await manager.services.onConnection { connection in
+            output.result(
+                "service \(connection.service) for \(connection.peer): "
+                    + (connection.error.map { "refused or cut: \($0)" }
+                        ?? "\(connection.bytesIn) bytes in, \(connection.bytesOut) out"),
+                [
+                    "event": "serviceConnection", "service": connection.service, "peer": connection.peer,
+                    "bytesIn": connection.bytesIn, "bytesOut": connection.bytesOut, "error": connection.error ?? "",
+                ])
+        }
+        self.receiveDirectory = receiveDirectory
+        self.echo = echo
+        self.output = output
+        let sessions = manager.incomingSessions
+        task.set(
+            Task { [self] in
+                for await session in sessions {
+                    output.result(
+                        "session \(session.id) from \(session.peer)",
+                        ["event": "sessionOpened", "sessionId": session.id, "from": session.peer])
+                    Task { await self.serve(session) }
+                }
+            })
+    }
+
+    private func serve(_ session: Session) async {
+        for await stream in session.incomingStreams {
+            Task { await take(stream, of: session) }
+        }
+        output.result(
+            "session \(session.id) from \(session.peer) ended: \(await session.endDetail ?? "closed")",
+            ["event": "sessionEnded", "sessionId": session.id, "detail": await session.endDetail ?? ""])
+    }
+
+    /// Reads a stream to its end (echoing or saving it), then ends our side.
+    private func take(_ stream: SessionStream, of session: Session) async {
+        let streamId = Int(stream.id ?? 0)
+        var file: FileHandle?
+        var path: String?
+        if let receiveDirectory {
+            let target = receiveDirectory + "/session-\(session.id)-\(streamId).bin"
+            if FileManager.default.createFile(atPath: target, contents: nil) {
+                file = FileHandle(forWritingAtPath: target)
+                path = target
+            }
+        }
+        let hash = Sha256()
+        var total = 0
+        var failure: String?
+        do {
+            while let bytes = try await stream.read() {
+                total += bytes.count
+                hash.update(bytes)
+                try file?.write(contentsOf: bytes)
+                if echo { try await stream.write(bytes) }
+            }
+            stream.finish()
+        } catch {
+            failure = "\(error)"
+        }
+        try? file?.close()
+        let digest = Sha256.hex(hash.finish())
+        output.result(
+            "session \(session.id) stream \(streamId): received \(total) bytes, sha256 \(digest)"
+                + (path.map { " → \($0)" } ?? "") + (failure.map { "; error: \($0)" } ?? ""),
+            [
+                "event": "sessionStream", "sessionId": session.id, "stream": streamId, "bytes": total,
+                "sha256": digest, "path": path ?? "", "error": failure ?? "",
+            ])
+    }
+
+    func stop() async {
+        task.cancel()
+        await manager.stop()
+    }
+}
