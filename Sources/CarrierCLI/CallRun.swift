@@ -65,16 +65,7 @@ struct CallRun {
                 lines.append("connection lost \(outages) time(s), back after at most \(rounded(longestOutage)) s")
             }
             if let endDetail { lines.append(endDetail) }
-            for stats in sent where stats.packetsSent > 0 {
-                lines.append(
-                    "sent \(stats.kind): \(stats.framesSent) frames, \(stats.bytesSent) bytes, \(rounded(stats.seconds)) s"
-                )
-            }
-            for stats in received where stats.packetsReceived > 0 {
-                lines.append(
-                    "received \(stats.kind): \(stats.framesDecoded) frames decoded, \(stats.packetsLost) lost, \(rounded(stats.seconds)) s"
-                        + (stats.recordings.isEmpty ? "" : " → \(stats.recordings.joined(separator: ", "))"))
-            }
+            lines += mediaLines(sent: sent, received: received)
             if let file {
                 let rate = rounded(Double(file.bytes) / 1e6 / max(file.seconds, 1e-9))
                 lines.append(

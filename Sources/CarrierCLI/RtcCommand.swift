@@ -74,25 +74,27 @@ struct RtcCommand: Command {
             throw UsageError("carrier rtc takes offer or answer, not \(role)")
         }
         var configuration = PeerConfiguration(relayOnly: arguments.flag("--relay-only"))
-        configuration.willOffer = role == "offer"
         if let ip = arguments.value("--host-ip") { configuration.localAddresses = [ip] }
         if let turn = arguments.value("--turn") {
             configuration.iceServers = [
                 .init(url: turn, username: arguments.value("--turn-user"), credential: arguments.value("--turn-pass"))
             ]
         }
-        let media = try CallOptions.media(arguments)
-        let duration: Double? =
-            arguments.value("--duration") != nil
-            ? try arguments.seconds("--duration", default: 0).milliseconds / 1000 : nil
-        let session = try RtcSession(
-            role: role, configuration: configuration, sendFile: arguments.value("--send-file"),
-            receiveDirectory: arguments.value("--receive-dir"), echo: arguments.flag("--echo"),
-            trickle: !arguments.flag("--no-trickle"), media: media, duration: duration,
-            recoveryWindow: try arguments.seconds("--recovery", default: 30).milliseconds / 1000, output: global.output)
+        var media = try CallOptions.media(arguments)
+        if arguments.value("--duration") != nil {
+            media.duration = try arguments.seconds("--duration", default: 0).milliseconds / 1000
+        }
+        media.echo = arguments.flag("--echo")
+        let sendFile = arguments.value("--send-file")
+        if let sendFile, !FileManager.default.fileExists(atPath: sendFile) {
+            throw UsageError("no such file: \(sendFile)")
+        }
         let timeout = try arguments.seconds("--timeout", default: 120)
+        let plan = RtcRun.Plan(
+            role: role, peer: configuration, media: media, sendFile: sendFile, trickle: !arguments.flag("--no-trickle"),
+            recoveryWindow: try arguments.seconds("--recovery", default: 30).milliseconds / 1000, timeout: timeout)
         Watchdog.arm(after: timeout, what: "carrier rtc")
-        let summary = await session.run(timeout: timeout)
+        let summary = await RtcRun(plan: plan, output: global.output).run()
         let json = Output.encode(summary.json)
         if let path = arguments.value("--stats") {
             try? (json + "\n").write(toFile: path, atomically: true, encoding: .utf8)

@@ -18,8 +18,18 @@ public actor CallClient {
         /// Who may call: signals from anyone else are dropped. The Carrier
         /// provider delivers only friends' invites; this is a second check.
         public var mayCall: @Sendable (String) async -> Bool
-        /// Send files in the binary protocol when the peer is this stack (off: always JSON chunks).
-        public var fileFastPath = true
+        /// Which file protocol calls send files in (docs/file-protocol.md).
+        public var fileProtocol = FileProtocolChoice.automatic
+        /// Trickle ICE: descriptions go with the candidates gathered so far and
+        /// later ones follow as `candidate` signals. Off: each description waits
+        /// for gathering to complete and carries every candidate (one line each
+        /// way, for peers that cannot trickle).
+        public var trickle = true
+        /// Send `action: accept` after the answer (the reference peers' habit; `carrier rtc` does not).
+        public var announceAccept = true
+        /// Hold local candidates until our description has gone (for peers that
+        /// cannot take a candidate before the description, as `carrier rtc`'s).
+        public var holdCandidates = false
         /// Every call offers audio (its RTCP tells that the peer is alive). Sessions
         /// (data only, `CarrierSessions`) turn this off; ICE consent then watches the peer.
         public var alwaysAudio = true
@@ -89,7 +99,8 @@ public actor CallClient {
                 endedSessions[id] = session
                 Task { [weak self] in
                     let (sent, received) = await session.mediaStats()
-                    let stats = CallMediaStats(sent: sent, received: received, setupMs: await session.setupMs)
+                    let stats = await CallMediaStats(
+                        sent: sent, received: received, setupMs: session.setupMs, iceMs: session.iceMs)
                     await self?.settle(id, stats)
                 }
             }
@@ -209,12 +220,18 @@ public actor CallClient {
         try await session(callId).openDataChannel(parameters)
     }
 
+    /// The call's connection statistics (the selected pair, round-trip time, bytes), while it runs.
+    public func peerStats(_ callId: String) async throws -> PeerStats { try await session(callId).peerStats() }
+
+    /// Waits until every file the call sends has been sent (at once if it sends none, or loops).
+    public func waitUntilMediaSent(callId: String) async throws { try await session(callId).waitUntilMediaSent() }
+
     /// Media statistics of a call (while it runs, or its last ones).
     public func mediaStats(_ callId: String) async throws -> CallMediaStats {
         if let stats = endedStats[callId.lowercased()] { return stats }
         let session = try session(callId)
         let (sent, received) = await session.mediaStats()
-        return CallMediaStats(sent: sent, received: received, setupMs: await session.setupMs)
+        return await CallMediaStats(sent: sent, received: received, setupMs: session.setupMs, iceMs: session.iceMs)
     }
 
     /// Sessions of ended calls until their last statistics are copied out.
@@ -246,7 +263,10 @@ public actor CallClient {
     ) -> CallSession {
         let session = CallSession(
             call: call, machine: machine, peer: connection, provider: provider, media: media, sources: sources,
-            fileFastPath: configuration.fileFastPath, report: { [weak self] event in Task { await self?.emit(event) } })
+            options: .init(
+                fileProtocol: configuration.fileProtocol, trickle: configuration.trickle,
+                announceAccept: configuration.announceAccept, holdCandidates: configuration.holdCandidates),
+            report: { [weak self] event in Task { await self?.emit(event) } })
         return session
     }
 
@@ -341,5 +361,18 @@ public actor CallClient {
 public struct CallMediaStats: Sendable {
     public var sent: [MediaSender.Stats]
     public var received: [MediaReceiver.Stats]
+    /// From the offer sent (or the answer begun) to connected, and of that, to ICE connected.
     public var setupMs: Double?
+    public var iceMs: Double?
+}
+
+/// The file protocol a call sends files in (docs/file-protocol.md).
+public enum FileProtocolChoice: Sendable {
+    /// The binary protocol when the peer speaks it (it says so on the data
+    /// channel, see `FileTransferEndpoint.protocolName`), JSON chunks otherwise.
+    case automatic
+    /// Always the binary protocol (peers known to speak it: `carrier rtc`'s).
+    case binary
+    /// Always the reference peers' JSON chunks.
+    case chunked
 }

@@ -12,6 +12,10 @@ public struct CallMedia: Sendable, Equatable {
     public var start: Double = 0
     /// Play the files again at their end.
     public var loop: Bool
+    /// Seconds of media to send, then the senders stop (nil: the whole files, or for ever with `loop`).
+    public var duration: Double?
+    /// Send every data-channel message straight back (a test peer, `carrier rtc --echo`).
+    public var echo = false
     /// Record what the peer sends: a directory (one file per track, named by
     /// kind), or a path ending in `.webm` (one WebM with both tracks as received).
     public var recordDirectory: String?
@@ -38,6 +42,7 @@ public struct CallMedia: Sendable, Equatable {
 
     public static func == (lhs: CallMedia, rhs: CallMedia) -> Bool {
         lhs.audio == rhs.audio && lhs.video == rhs.video && lhs.start == rhs.start && lhs.loop == rhs.loop
+            && lhs.duration == rhs.duration && lhs.echo == rhs.echo
             && lhs.recordDirectory == rhs.recordDirectory && lhs.recordFormats == rhs.recordFormats
             && lhs.receiveDirectory == rhs.receiveDirectory && lhs.liveAudio === rhs.liveAudio
             && lhs.liveVideo === rhs.liveVideo && lhs.sink === rhs.sink

@@ -34,20 +34,35 @@ actor CallSession {
     private let started = ContinuousClock.now
     private var setupStarted = ContinuousClock.now
     private(set) var setupMs: Double?
-    private var remoteIsThisStack = false
     private var failure: String?
-    /// Off: files go as JSON chunks even to this stack (to test what reference peers get).
-    private let fileFastPath: Bool
+    private let options: Options
+    /// Our description went out: candidates may follow (held until then, since a peer cannot use them before).
+    private var described = false
+    private var heldCandidates: [RtcSignal] = []
+    private(set) var iceMs: Double?
+    /// Opens once the senders the call connected with are made (or the call closed first).
+    private let mediaStarted = AsyncLatch()
+
+    /// How this call speaks to its peer (from `CallClient.Configuration`).
+    struct Options: Sendable {
+        var fileProtocol = FileProtocolChoice.automatic
+        var trickle = true
+        var announceAccept = true
+        /// Candidates wait for our description (peers that cannot queue them). Calls
+        /// send them at once: the call protocol's peers queue them, and the caller's
+        /// agent then has them all before its checks begin.
+        var holdCandidates = false
+    }
     /// Seconds without a packet after which a connected call counts as disconnected.
     static let silenceLimit = 3.0
 
     init(
         call: Call, machine: CallMachine, peer: PeerConnection, provider: any SignalingProvider, media: CallMedia,
-        sources: [MediaKind: any MediaSource] = [:], fileFastPath: Bool = true,
+        sources: [MediaKind: any MediaSource] = [:], options: Options = Options(),
         report: @escaping @Sendable (CallEvent) -> Void
     ) {
         self.sources = sources
-        self.fileFastPath = fileFastPath
+        self.options = options
         id = call.id
         peerId = call.peer
         self.call = call
@@ -67,7 +82,10 @@ actor CallSession {
         // Subscribe first (the offer's candidates must not be missed), act, then take inputs.
         let events = await peer.events()
         if call.direction == .outgoing, call.options.contains(.data) {
-            attach(await peer.createDataChannel(.init(label: "data")))
+            // Its DCEP protocol says that we speak the binary file protocol (docs/file-protocol.md).
+            let channel = await peer.createDataChannel(
+                .init(label: "data", protocol: FileTransferEndpoint.protocolName))
+            attach(channel, openedHere: true)
         }
         await perform(outputs)
         let stream = inputStream
@@ -107,22 +125,21 @@ actor CallSession {
                 setupStarted = .now
                 let offer = try await peer.createOffer()
                 try await peer.setLocalDescription(offer)
-                await send(RtcSignal(type: .offer, sdp: offer, options: call.options))
+                await describe(RtcSignal(type: .offer, sdp: offer, options: call.options))
             case .answer(let offer):
                 setupStarted = .now
                 try await applyRemoteOffer(offer)
-                await send(RtcSignal(type: .action, action: .accept))
+                if options.announceAccept { await send(RtcSignal(type: .action, action: .accept)) }
             case .renegotiate(let offer):
                 try await applyRemoteOffer(offer)
                 await startMedia()  // a section the offer added may have something to send
             case .reoffer(let iceRestart):
                 let offer = try await peer.createOffer(iceRestart: iceRestart)
                 try await peer.setLocalDescription(offer)
-                await send(RtcSignal(type: .offer, sdp: offer, options: call.options))
+                await describe(RtcSignal(type: .offer, sdp: offer, options: call.options))
             case .rollback:
                 try await peer.rollback()
             case .applyAnswer(let sdp):
-                remoteIsThisStack = Self.isThisStack(sdp)
                 try await peer.setRemoteDescription(sdp, type: .answer)
                 if call.state == .connected || call.state == .disconnected { await startMedia() }
             case .addCandidates(let candidates):
@@ -160,17 +177,36 @@ actor CallSession {
     }
 
     private func applyRemoteOffer(_ offer: String) async throws {
-        remoteIsThisStack = Self.isThisStack(offer)
         try await peer.setRemoteDescription(offer, type: .offer)
         await media.receiveOnlyWhereNothingToSend(on: peer)
         let answer = try await peer.createAnswer()
         try await peer.setLocalDescription(answer)
-        await send(RtcSignal(type: .answer, sdp: answer))
+        await describe(RtcSignal(type: .answer, sdp: answer))
     }
 
-    /// Our SDP names its origin `carrier-rtc`: the binary file fast path needs this stack at both ends.
-    static func isThisStack(_ sdp: String) -> Bool {
-        sdp.hasPrefix("v=0\r\no=carrier-rtc ") || sdp.contains("\no=carrier-rtc ")
+    /// Sends an offer or answer. Trickling, it carries the candidates gathered
+    /// so far (host candidates are there at once: the peer need not wait for
+    /// them), unless that makes it too large for the signaling; the held
+    /// candidates follow. Not trickling, it waits for gathering to complete.
+    private func describe(_ signal: RtcSignal) async {
+        var signal = signal
+        let bare = signal.sdp
+        if !options.trickle {
+            _ = await peer.waitForGatheringComplete()
+            signal.sdp = await peer.currentLocalDescription() ?? bare
+        }
+        signal.callId = id
+        do { try await provider.send(signal, to: peerId) } catch SignalError.tooLarge where signal.sdp != bare {
+            signal.sdp = bare
+            await send(signal)
+        } catch {
+            failure = failure ?? "\(signal.type.rawValue): \(error)"
+            post(.undeliverable)
+        }
+        described = true
+        let held = heldCandidates
+        heldCandidates = []
+        for candidate in held { await send(candidate) }
     }
 
     private func send(_ signal: RtcSignal) async {
@@ -185,8 +221,18 @@ actor CallSession {
     private func peerEvent(_ event: PeerEvent) async {
         switch event {
         case .localCandidate(let candidate, let mid, let index):
-            await send(
-                RtcSignal(type: .candidate, candidates: [.init(sdp: candidate, sdpMLineIndex: index, sdpMid: mid)]))
+            guard options.trickle else { return }  // every candidate rides in the description
+            let signal = RtcSignal(
+                type: .candidate, candidates: [.init(sdp: candidate, sdpMLineIndex: index, sdpMid: mid)])
+            if described || !options.holdCandidates {
+                await send(signal)
+            } else if heldCandidates.count < 256 {
+                heldCandidates.append(signal)
+            }
+        case .iceStateChanged(let state):
+            if state == .connected || state == .completed, iceMs == nil {
+                iceMs = (ContinuousClock.now - setupStarted).milliseconds
+            }
         case .connectionStateChanged(let state):
             switch state {
             case .connected: post(.transportConnected)
@@ -222,10 +268,12 @@ actor CallSession {
         for info in await peer.transceiverInfos where info.direction == .sendrecv || info.direction == .sendonly {
             guard !senders.contains(where: { $0.mid == info.mid }), let source = sources.removeValue(forKey: info.kind)
             else { continue }
-            let sender = MediaSender(peer: peer, mid: info.mid, source: source, loop: media.loop)
+            let sender = MediaSender(
+                peer: peer, mid: info.mid, source: source, loop: media.loop, duration: media.duration)
             senders.append(sender)
             await sender.start()
         }
+        mediaStarted.open()
     }
 
     private func startReceiving(mid: String, kind: MediaKind) async {
@@ -252,6 +300,14 @@ actor CallSession {
         post(.renegotiate(iceRestart: false))
     }
 
+    func peerStats() async -> PeerStats { await peer.stats() }
+
+    /// Until every sender has sent its file (or its duration); a looping sender never has.
+    func waitUntilMediaSent() async {
+        await mediaStarted.wait()
+        for sender in senders { await sender.waitUntilFinished() }
+    }
+
     func setMuted(_ muted: Bool, kind: MediaKind) async {
         for sender in senders where sender.kind == kind { await sender.setMuted(muted) }
     }
@@ -272,11 +328,13 @@ actor CallSession {
 
     // MARK: Data channel and files
 
-    /// Data channels whose protocol starts with this belong to the application (sessions).
+    /// Data channels whose protocol starts with this belong to the application
+    /// (sessions), except the call's own file channel (`carrier-file/1`).
     static let applicationChannelPrefix = "carrier-"
 
-    private func attach(_ channel: DataChannel) {
-        if channel.parameters.protocol.hasPrefix(Self.applicationChannelPrefix) {
+    private func attach(_ channel: DataChannel, openedHere: Bool = false) {
+        let name = channel.parameters.protocol
+        if name.hasPrefix(Self.applicationChannelPrefix), name != FileTransferEndpoint.protocolName {
             report(.dataChannel(callId: id, channel))
             return
         }
@@ -284,7 +342,7 @@ actor CallSession {
         let callId = id
         let report = report
         let endpoint = FileTransferEndpoint(
-            channel: channel, receiveDirectory: media.receiveDirectory,
+            channel: channel, receiveDirectory: media.receiveDirectory, echo: media.echo, peerOpened: !openedHere,
             onProgress: { report(.fileProgress(callId: callId, $0)) },
             onReceived: { report(.fileReceived(callId: callId, $0)) },
             onMessage: { report(.message(callId: callId, $0)) })
@@ -295,12 +353,23 @@ actor CallSession {
         for waiter in waiters { waiter.resume(returning: endpoint) }
     }
 
-    /// Sends a file on the call's data channel once it is open: the binary fast
-    /// path when the peer is this stack, the reference peers' JSON chunks otherwise.
+    /// Sends a file on the call's data channel once it is open, in the protocol
+    /// the configuration chooses: by default the binary one when the peer says
+    /// it speaks it, the reference peers' JSON chunks otherwise.
     func sendFile(_ path: String) async throws -> FileTransferEndpoint.Outcome {
         let endpoint = try await openEndpoint()
-        return remoteIsThisStack && fileFastPath
-            ? try await endpoint.send(path: path) : try await endpoint.sendChunked(path: path)
+        switch options.fileProtocol {
+        case .automatic:
+            // The peer's word that it speaks the binary protocol comes right after the
+            // channel opens; while the connection is down it cannot, so wait longer then.
+            var binary = await endpoint.waitForPeerProtocol()
+            while !binary, call.state == .disconnected {
+                binary = await endpoint.waitForPeerProtocol()
+            }
+            return binary ? try await endpoint.send(path: path) : try await endpoint.sendChunked(path: path)
+        case .binary: return try await endpoint.send(path: path)
+        case .chunked: return try await endpoint.sendChunked(path: path)
+        }
     }
 
     func cancelFiles() async { await endpoint?.cancel() }
@@ -337,6 +406,7 @@ actor CallSession {
 
     private func close() async {
         closing = true
+        mediaStarted.open()
         for sender in senders {
             await sender.stop()
             senderStats.append(await sender.currentStats())

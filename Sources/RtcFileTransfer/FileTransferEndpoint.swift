@@ -78,6 +78,13 @@ public actor FileTransferEndpoint {
 
     /// Messages are this large; the send buffer is kept between the two marks.
     public static let chunkSize = 64 * 1024
+    /// The DCEP protocol of a data channel whose opener speaks the binary file
+    /// protocol. The side that receives such a channel answers with a
+    /// `file-protocol` message, so the opener learns the same of it.
+    public static let protocolName = "carrier-file/1"
+    /// How long a sender waits, after the channel opens, to hear that the peer
+    /// speaks the binary protocol before it falls back to JSON chunks.
+    public static let helloWait = Duration.seconds(1)
     static let highWater = 4 << 20
     static let lowWater = 1 << 20
     /// Largest file a receiver accepts unless told otherwise.
@@ -101,6 +108,10 @@ public actor FileTransferEndpoint {
     private var reader: Task<Void, Never>?
     private var cancelSending = false
     private var chunked: [String: ChunkedIncoming] = [:]
+    /// The peer said it speaks the binary file protocol (DCEP protocol, or its `file-protocol` message).
+    public private(set) var peerSpeaksBinary = false
+    private let peerOpened: Bool
+    private var helloWaiters: [CheckedContinuation<Void, Never>] = []
     /// Chunked files received at once, at most.
     static let maxChunkedFiles = 4
 
@@ -129,10 +140,11 @@ public actor FileTransferEndpoint {
 
     public init(
         channel: DataChannel, receiveDirectory: String? = nil, maxReceiveSize: UInt64 = defaultMaxReceiveSize,
-        echo: Bool = false, onProgress: @escaping @Sendable (Progress) -> Void = { _ in },
+        echo: Bool = false, peerOpened: Bool = false, onProgress: @escaping @Sendable (Progress) -> Void = { _ in },
         onReceived: @escaping @Sendable (Outcome) -> Void = { _ in },
         onMessage: @escaping @Sendable (Message) -> Void = { _ in }
     ) {
+        self.peerOpened = peerOpened
         self.onMessage = onMessage
         self.channel = channel
         self.receiveDirectory = receiveDirectory
@@ -143,9 +155,14 @@ public actor FileTransferEndpoint {
         channel.bufferedAmountLowThreshold = Self.lowWater
     }
 
-    /// Starts reading the channel's events; call once.
+    /// Starts reading the channel's events; call once. On a channel the peer
+    /// opened with `protocolName`, says that this side speaks it too.
     public func start() {
         guard reader == nil else { return }
+        if peerOpened, channel.parameters.protocol == Self.protocolName {
+            peerSpeaksBinary = true
+            try? channel.send(Self.hello)
+        }
         let events = channel.events
         reader = Task { [weak self] in
             for await event in events {
@@ -188,6 +205,30 @@ public actor FileTransferEndpoint {
             throw .protocolViolation("a message is at most \(SctpAssociation.maxMessageSize) bytes")
         }
         do { try channel.send(bytes) } catch { throw .channelClosed }
+    }
+
+    static let hello = #"{"protocol":"carrier-file/1","type":"file-protocol"}"#
+
+    /// Waits until the channel is open and the peer has said it speaks the
+    /// binary protocol, for at most `timeout` after the channel opened; says whether it did.
+    public func waitForPeerProtocol(timeout: Duration = helloWait) async -> Bool {
+        guard !peerSpeaksBinary else { return true }
+        guard await waitUntilOpen() else { return false }
+        let waited = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.releaseHelloWaiters()
+        }
+        await withCheckedContinuation { continuation in
+            if peerSpeaksBinary || closed { continuation.resume() } else { helloWaiters.append(continuation) }
+        }
+        waited.cancel()
+        return peerSpeaksBinary
+    }
+
+    private func releaseHelloWaiters() {
+        let waiters = helloWaiters
+        helloWaiters = []
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Sends a file and waits for the receiver's acknowledgement.
@@ -391,6 +432,11 @@ public actor FileTransferEndpoint {
             drainWaiter?.resume()
             drainWaiter = nil
         case .text(let text):
+            if text == Self.hello {
+                peerSpeaksBinary = true
+                releaseHelloWaiters()
+                return
+            }
             if echo {
                 try? channel.send(text)
                 return
@@ -434,6 +480,7 @@ public actor FileTransferEndpoint {
     private func channelEnded() {
         closed = true
         releaseOpenWaiters(false)
+        releaseHelloWaiters()
         drainWaiter?.resume()
         drainWaiter = nil
         ackWaiter?.resume(returning: nil)

@@ -38,6 +38,11 @@ public actor PeerConnection {
     private var gatheringComplete = false
     private var gathering = false
     private var pendingRemoteCandidates: [String] = []
+    /// Remote candidates given to ICE in this ICE generation. A peer may repeat
+    /// one (in a re-offer's SDP, and trickled too): given again to a connected
+    /// libnice agent, it restarts checks and trips libnice's own state assertion.
+    private var knownRemoteCandidates: Set<String> = []
+    static let maxRemoteCandidates = 1024
     private var dtlsRole: DtlsTransport.Role?
     private var dtlsConnected = false
     /// Set by an ICE restart until the next local description is built: that
@@ -188,6 +193,7 @@ public actor PeerConnection {
         if case .failure(let error) = negotiator.signaling.applyingLocal(.offer) { throw error }
         if iceRestart, gathering {
             do { try transport.ice.restart() } catch { throw .transport(error.description) }
+            knownRemoteCandidates = []
             describeCandidates = true
             pendingOfferRestartedIce = true
         }
@@ -280,6 +286,7 @@ public actor PeerConnection {
             if effects.iceRestarted {
                 // The peer restarts ICE: so do we (new local credentials in our answer).
                 do { try transport.ice.restart() } catch { throw .transport(error.description) }
+                knownRemoteCandidates = []
                 describeCandidates = true
             }
         }
@@ -326,6 +333,12 @@ public actor PeerConnection {
     private func addScreened(_ line: String) -> String? {
         switch RemoteCandidateScreen.screen(line) {
         case .use(let text):
+            guard !knownRemoteCandidates.contains(text) else { return nil }  // nothing new for ICE
+            guard knownRemoteCandidates.count < Self.maxRemoteCandidates else {
+                countDropped("more than \(Self.maxRemoteCandidates) remote candidates")
+                return "too many candidates"
+            }
+            knownRemoteCandidates.insert(text)
             do { try transport.ice.addRemoteCandidate(text) } catch {
                 countDropped("refused by ICE (component or transport not used)")
                 return "refused by ICE"

@@ -230,7 +230,7 @@ extension CallClientTests {
     @Test func chunkedFilesArriveAndCancelEndsATransferOnce() async throws {
         let (aliceSignals, bobSignals) = InMemorySignaling.pair("alice", "bob")
         var configuration = CallClient.Configuration(peer: Self.loopback)
-        configuration.fileFastPath = false
+        configuration.fileProtocol = .chunked
         let alice = CallClient(provider: aliceSignals, configuration: configuration)
         let bob = CallClient(provider: bobSignals, configuration: .init(peer: Self.loopback))
         await alice.start()

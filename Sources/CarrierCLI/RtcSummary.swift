@@ -1,0 +1,119 @@
+import Foundation
+import RtcFileTransfer
+import RtcMedia
+
+/// What one `carrier rtc` run did: its summary line (or JSON) on stderr.
+struct RtcSummary {
+    var role: String
+    var connected = false
+    var setupMs: Double?
+    /// Of setupMs, the part until ICE connected (the rest is the DTLS handshake).
+    var iceMs: Double?
+    var transfer: FileTransferEndpoint.Outcome?
+    var selectedPair: (local: String, remote: String)?
+    var error: String?
+    var wantedTransfer = false
+    /// The one-file recording, when there is one.
+    var webm: String?
+    /// Times the connection was lost and came back (ICE restarts), and the longest outage (s).
+    var outages = 0
+    var longestOutage = 0.0
+    var sent: [MediaSender.Stats] = []
+    var received: [MediaReceiver.Stats] = []
+
+    var succeeded: Bool { connected && error == nil && (!wantedTransfer || transfer?.ok == true) }
+
+    var json: [String: any Sendable] {
+        var object: [String: any Sendable] = ["role": role, "connected": connected, "ok": succeeded]
+        if let setupMs { object["setupMs"] = setupMs }
+        if let iceMs { object["iceMs"] = iceMs }
+        if let transfer {
+            object["bytes"] = Int(transfer.bytes)
+            object["sha256"] = transfer.sha256
+            object["MBps"] = rounded(Double(transfer.bytes) / 1e6 / max(transfer.seconds, 1e-9))
+            object["transferOk"] = transfer.ok
+            if let announced = transfer.announcedBytes { object["announcedBytes"] = Int(announced) }
+            if transfer.isIncomplete { object["incomplete"] = true }
+            if let path = transfer.path { object["path"] = path }
+        }
+        if let selectedPair {
+            object["selectedPair"] = ["local": selectedPair.local, "remote": selectedPair.remote]
+        }
+        if !sent.isEmpty || !received.isEmpty {
+            object["media"] =
+                [
+                    "sent": sent.map(\.json), "received": received.map(\.json),
+                ] as [String: any Sendable]
+            object["recordings"] = received.flatMap(\.recordings) + (webm.map { [$0] } ?? [])
+        }
+        if outages > 0 {
+            object["outages"] = outages
+            object["longestOutage"] = rounded(longestOutage)
+        }
+        if let error { object["error"] = error }
+        return object
+    }
+
+    var text: String {
+        var lines = [
+            "\(role): \(connected ? "connected" : "not connected")" + (setupMs.map { " in \($0) ms" } ?? "")
+        ]
+        if let transfer {
+            let rate = rounded(Double(transfer.bytes) / 1e6 / max(transfer.seconds, 1e-9))
+            lines.append(
+                "\(transfer.name): \(transfer.bytes) bytes, \(rate) MB/s, "
+                    + (transfer.ok || !transfer.isIncomplete
+                        ? "sha256 \(transfer.sha256) \(transfer.ok ? "ok" : "MISMATCH")" : transfer.verdict)
+            )
+        }
+        lines += mediaLines(sent: sent, received: received)
+        if outages > 0 {
+            lines.append("connection lost \(outages) time(s), back after at most \(rounded(longestOutage)) s")
+        }
+        if let webm { lines.append("recorded into \(webm)") }
+        if let error { lines.append("error: \(error)") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension MediaSender.Stats {
+    var json: [String: any Sendable] {
+        [
+            "kind": kind, "mid": mid, "packets": packetsSent, "bytes": bytesSent, "frames": framesSent,
+            "framesEncoded": framesEncoded, "keyframes": keyframesSent, "keyframeRequests": keyframeRequests,
+            "seconds": rounded(seconds), "lostByPeer": Int(packetsLostByPeer),
+        ].merging(roundTripTime.map { ["rttMs": rounded($0 * 1000)] } ?? [:]) { $1 }
+    }
+}
+
+extension MediaReceiver.Stats {
+    var json: [String: any Sendable] {
+        var object: [String: any Sendable] = [
+            "kind": kind, "mid": mid, "packets": packetsReceived, "bytes": bytesReceived, "lost": packetsLost,
+            "frames": framesReceived, "framesDecoded": framesDecoded, "framesDropped": framesDropped,
+            "nacks": nacksSent, "plis": plisSent, "seconds": rounded(seconds), "recordings": recordings,
+        ]
+        object["jitterMs"] = rounded(jitter * 1000)
+        if let roundTripTime { object["rttMs"] = rounded(roundTripTime * 1000) }
+        if kind == "audio" { object["concealedFrames"] = concealedFrames }
+        if kind == "video" {
+            object["freezes"] = freezes
+            object["keyframes"] = keyframesReceived
+            object["width"] = width
+            object["height"] = height
+        }
+        return object
+    }
+}
+
+/// One line per track sent and received, for the summaries of `call` and `rtc`.
+func mediaLines(sent: [MediaSender.Stats], received: [MediaReceiver.Stats]) -> [String] {
+    let sentLines = sent.filter { $0.packetsSent > 0 }.map {
+        "sent \($0.kind): \($0.framesSent) frames, \($0.packetsSent) packets, \($0.bytesSent) bytes, \(rounded($0.seconds)) s"
+    }
+    let receivedLines = received.filter { $0.packetsReceived > 0 }.map {
+        "received \($0.kind): \($0.framesDecoded) frames decoded, \($0.packetsReceived) packets, \($0.packetsLost) lost, \(rounded($0.seconds)) s"
+            + ($0.recordings.isEmpty ? "" : " → \($0.recordings.joined(separator: ", "))")
+    }
+    return sentLines + receivedLines
+}
