@@ -22,8 +22,9 @@ test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip NodeNetworkTests --skip CLITests --skip SamplesTests --skip InteropTests --skip RtcSCTPTests --skip RtcPeerTests --skip MediaCallTests --skip CallClientTests --skip CallRecoveryTests --skip HangUpStressTests --skip CallResourceTests --skip ContainerMediaTests --skip LiveMediaTests --skip CarrierSessionsTests
 	$(SWIFT) test --filter RtcSCTPTests
-	$(SWIFT) test --filter "RtcPeerTests|MediaCallTests|ContainerMediaTests|LiveMediaTests|CallClientTests|CallRecoveryTests|HangUpStressTests|CarrierSessionsTests"
+	$(SWIFT) test --filter "RtcPeerTests|MediaCallTests|ContainerMediaTests|LiveMediaTests|CallClientTests|CallRecoveryTests|HangUpStressTests"
 	$(SWIFT) test --filter CallResourceTests
+	$(SWIFT) test --filter CarrierSessionsTests
 	$(SWIFT) test --filter NodeNetworkTests $(NODE_FEATURES:%=--skip %)
 	$(SWIFT) test --filter FileTransferTests
 	$(SWIFT) test --filter "$(subst $(space),|,$(filter-out FileTransferTests,$(NODE_FEATURES)))"
