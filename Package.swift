@@ -38,6 +38,7 @@ let package = Package(
         .executable(name: "live-media", targets: ["LiveMedia"]),
         .executable(name: "friends-and-calls", targets: ["FriendsAndCalls"]),
         .executable(name: "identity", targets: ["Identity"]),
+        .executable(name: "port-forwarding", targets: ["PortForwarding"]),
     ],
     targets: [
         // C modules: no Swift code, only module maps over the real headers.
@@ -151,6 +152,11 @@ let package = Package(
             name: "DataChannelFile",
             dependencies: ["RtcPeer", "RtcSCTP", "RtcFileTransfer"],
             path: "samples/DataChannelFile",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "PortForwarding",
+            dependencies: ["CarrierSessions", "RtcCalls", "RtcPeer"],
+            path: "samples/PortForwarding",
             swiftSettings: strict),
         .executableTarget(
             name: "CallOverSocket",
@@ -280,7 +286,7 @@ let package = Package(
             name: "SamplesTests",
             dependencies: [
                 "TestSupport", "OfflineAndFiles", "DataChannelFile", "CallOverSocket", "LiveMedia", "FriendsAndCalls",
-                "Identity",
+                "Identity", "PortForwarding",
             ],
             swiftSettings: strict),
         .testTarget(

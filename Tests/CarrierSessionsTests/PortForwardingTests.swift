@@ -65,15 +65,20 @@ import Testing
         #expect(summary["ok"] as? Bool == true, "\(summary)")
         #expect(summary["requests"] as? Int == 300)
         // One connection per request, each opened and ended cleanly, none left open.
-        let clean = await withTimeout(.seconds(10)) { () -> Int? in
-            var count = 0
+        let closed = await withTimeout(.seconds(20)) { () -> [PortForwarding.Event]? in
+            var closed: [PortForwarding.Event] = []
             for await event in setup.forward.events {
-                if case .closed(_, _, let received, nil) = event, received > 0 { count += 1 }
-                if count == 300 { return count }
+                if case .closed = event { closed.append(event) }
+                if closed.count == 300 { return closed }
             }
-            return count
+            return closed
         }
-        #expect(clean == 300)
+        let unclean = (closed ?? []).filter { event in
+            if case .closed(_, _, let received, nil) = event, received > 0 { return false }
+            return true
+        }
+        #expect(closed?.count == 300, "\(closed?.count ?? 0) connections ended")
+        #expect(unclean.isEmpty, "\(unclean.prefix(5))")
         #expect(setup.forward.activeConnections == 0)
         await setup.stop()
     }

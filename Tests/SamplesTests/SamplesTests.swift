@@ -30,6 +30,16 @@ import Testing
         #expect(FileManager.default.contentsEqual(atPath: file, andPath: root + "/in/sample.bin"))
     }
 
+    @Test func portForwardingReachesTheServiceAndSaysWhyNot() async throws {
+        let process = try ChildProcess(executable: Self.sample("port-forwarding"), arguments: [])
+        let code = await process.waitForExit(timeout: .seconds(60))
+        #expect(code == 0, "port-forwarding: \(process.stderr.suffix(800))")
+        let output = process.lines.joined(separator: "\n")
+        #expect(
+            output.contains("the greeter replied \"hello from Bob's greeter; you said: A QUIET HELLO\""), "\(output)")
+        #expect(output.contains("mail was refused: no service \"mail\" here"), "\(output)")
+    }
+
     @Test func callOverSocketPlaysAndRecords() async throws {
         let root = temporaryDirectory("sample-call")
         defer { try? FileManager.default.removeItem(atPath: root) }
