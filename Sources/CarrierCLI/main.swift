@@ -5,8 +5,8 @@ import Foundation
 /// Exit codes: 0 success, 1 failure (the error is on stderr), 2 usage error.
 let topHelp = """
     carrier: a headless peer-to-peer node (toxcore) and WebRTC call stack: identity,
-    friends, messages, invites, calls with media and files between friends, and
-    WebRTC with any peer (aiortc, browsers).
+    friends, messages, invites, calls with media and files, sessions and port
+    forwarding between friends, and WebRTC with any peer (aiortc, browsers).
 
     Usage: carrier [global options] COMMAND [options]
 
