@@ -8,8 +8,10 @@ public final class AsyncLatch: @unchecked Sendable {
     private var isOpen = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
+    /// A latch that is not open yet.
     public init() {}
 
+    /// Opens the latch: every waiter goes on, now and later.
     public func open() {
         let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             isOpen = true
@@ -19,6 +21,7 @@ public final class AsyncLatch: @unchecked Sendable {
         for waiter in waiting { waiter.resume() }
     }
 
+    /// Returns once the latch is open (at once if it is).
     public func wait() async {
         await withCheckedContinuation { continuation in
             let now = lock.withLock { () -> Bool in
@@ -30,5 +33,6 @@ public final class AsyncLatch: @unchecked Sendable {
         }
     }
 
+    /// Whether the latch has been opened.
     public var opened: Bool { lock.withLock { isOpen } }
 }

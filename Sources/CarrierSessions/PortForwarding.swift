@@ -6,6 +6,7 @@ import Foundation
 /// service. A connection the friend refuses (an unknown service, one it may
 /// not use, one that is down) is reset, and the reason is reported.
 public final class PortForwarding: Sendable {
+    /// What happens to the connections made to the forwarded port.
     public enum Event: Sendable, Equatable {
         /// A connection reached the service.
         case opened(connection: Int)
@@ -16,10 +17,13 @@ public final class PortForwarding: Sendable {
         case refused(connection: Int, reason: String)
     }
 
+    /// The friend's service that connections reach.
     public let service: String
+    /// The local address connections are accepted on.
     public let host: String
     /// The local port (the one asked for, or the free one picked for port 0).
     public let port: UInt16
+    /// One event per connection opened, refused or ended.
     public let events: AsyncStream<Event>
     private let sink: AsyncStream<Event>.Continuation
     private let listener: TcpSocket

@@ -4,13 +4,18 @@ import CarrierLog
 /// (`carrier listen --service NAME=HOST:PORT`): each forwarded connection
 /// names a service, and is connected to it if the friend may use it.
 public actor ServiceRegistry {
+    /// One TCP service offered to friends, by name.
     public struct Service: Sendable, Equatable {
+        /// The name friends ask for (`carrier forward FRIEND NAME`).
         public var name: String
+        /// Where the service listens (an IPv4 address, usually 127.0.0.1).
         public var host: String
+        /// The service's TCP port.
         public var port: UInt16
         /// The friends who may use it; nil: every friend.
         public var allowed: Set<String>?
 
+        /// A service; `allowed` lists the user ids that may use it (nil: every friend).
         public init(name: String, host: String, port: UInt16, allowed: Set<String>? = nil) {
             self.name = name
             self.host = host
@@ -21,10 +26,13 @@ public actor ServiceRegistry {
 
     /// What happened to one forwarded connection (for the node's log and events).
     public struct Connection: Sendable {
+        /// The friend's user id.
         public var peer: String
+        /// The service the friend asked for.
         public var service: String
         /// Bytes from the friend to the service, and back.
         public var bytesIn = 0
+        /// Bytes from the service back to the friend.
         public var bytesOut = 0
         /// Why it was refused or cut, if it was.
         public var error: String?
@@ -36,10 +44,14 @@ public actor ServiceRegistry {
     /// How long connecting to a service may take.
     static let connectTimeout = Duration.seconds(10)
 
+    /// No services yet.
     public init() {}
 
+    /// Offers a service (replacing one with the same name).
     public func add(_ service: Service) { services[service.name] = service }
+    /// Stops offering a service; connections already open go on.
     public func remove(_ name: String) { services[name] = nil }
+    /// The services offered now.
     public var all: [Service] { Array(services.values) }
     /// Called once per forwarded connection, when it ends or is refused.
     public func onConnection(_ report: (@Sendable (Connection) -> Void)?) { self.report = report }

@@ -7,18 +7,21 @@ import RtcPeer
 /// with streams as data channels. It comes back by itself from network
 /// outages (ICE restarts, as calls do) and ends for good when the friend goes.
 public actor Session {
+    /// Where the session is: `disconnected` while it recovers from an outage.
     public enum State: String, Sendable {
         case connecting, connected, disconnected, closed, failed
     }
 
     /// The negotiation's id (the call id on the wire).
     public nonisolated let id: String
+    /// The friend's user id (or the provider's name for the peer).
     public nonisolated let peer: String
     /// Streams the peer opened, already accepted.
     public nonisolated let incomingStreams: AsyncStream<SessionStream>
     private let streamSink: AsyncStream<SessionStream>.Continuation
     private let client: CallClient
     private let services: ServiceRegistry
+    /// The session's state now.
     public private(set) var state = State.connecting
     /// Why the session ended, when it did.
     public private(set) var endDetail: String?
@@ -218,6 +221,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What went wrong, in words.
     public var description: String {
         switch self {
         case .notAFriend(let peer): "\(peer) is not a friend: sessions are between friends only"

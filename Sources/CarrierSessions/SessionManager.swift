@@ -15,7 +15,9 @@ public actor SessionManager {
     /// The extension sessions use on the invite channel.
     public static let extensionName = "session"
 
+    /// How sessions are made and who may make them.
     public struct Configuration: Sendable {
+        /// The peer connections' settings (addresses, ICE servers); the provider's ICE servers are added.
         public var peer: PeerConfiguration
         /// Who may open sessions (checked both ways): friends only on a node.
         public var mayConnect: @Sendable (String) async -> Bool
@@ -24,6 +26,7 @@ public actor SessionManager {
         /// Seconds an outage may last before the session ends as failed.
         public var recoveryWindow: Double
 
+        /// Sessions accepted from anyone `mayConnect` allows (everyone by default: the Carrier provider allows friends only).
         public init(
             peer: PeerConfiguration = PeerConfiguration(), acceptsSessions: Bool = true, recoveryWindow: Double = 30,
             mayConnect: @escaping @Sendable (String) async -> Bool = { _ in true }
@@ -47,6 +50,7 @@ public actor SessionManager {
     private var calls: [String: Call] = [:]
     private var pump: Task<Void, Never>?
 
+    /// A manager over any signaling provider; `start()` it before use.
     public init(provider: any SignalingProvider, configuration: Configuration = Configuration()) {
         var calls = CallClient.Configuration(
             peer: configuration.peer, confirmRinging: false, mayCall: configuration.mayConnect)
@@ -89,6 +93,7 @@ public actor SessionManager {
         return session
     }
 
+    /// The sessions open now, both ways.
     public var activeSessions: [Session] { Array(sessions.values) }
 
     private func register(_ call: Call) -> Session {

@@ -6,8 +6,11 @@ import RtcPeer
 /// multiplexes, channels inside it and forwarded TCP connections, each a
 /// further data channel. Its state follows the reference's stream states.
 public final class SessionStream: @unchecked Sendable {
+    /// What a stream is (the reference's CarrierStreamOptions that still mean something here).
     public struct Options: OptionSet, Sendable, Hashable {
+        /// The bits, with the reference's values (reliable 0x04, multiplexing 0x08, port forwarding 0x10).
         public let rawValue: Int
+        /// Options from their bits.
         public init(rawValue: Int) { self.rawValue = rawValue }
         /// Ordered and retransmitted (else: unordered, no retransmission, oldest dropped).
         public static let reliable = Options(rawValue: 1 << 2)
@@ -41,6 +44,7 @@ public final class SessionStream: @unchecked Sendable {
         case initialized, transportReady, connecting, connected, deactivated, closed, failed
     }
 
+    /// The stream's options (port forwarding implies multiplexing).
     public let options: Options
     /// The stream's own bytes (`write`, `read`, `finish` go to it).
     public let data: StreamChannel
@@ -81,6 +85,7 @@ public final class SessionStream: @unchecked Sendable {
 
     /// The SCTP stream id of the stream's data channel: its id in the session.
     public var id: UInt16? { data.id }
+    /// The stream's state now (every change is also on `states`).
     public var state: State { lock.withLock { current } }
 
     // MARK: Data
@@ -91,6 +96,7 @@ public final class SessionStream: @unchecked Sendable {
     public func read() async throws(SessionError) -> [UInt8]? { try await data.read() }
     /// No more data from us.
     public func finish() { data.finish() }
+    /// Closes the stream at once (`finish()` first for an orderly end).
     public func close() { data.close() }
 
     // MARK: Channels

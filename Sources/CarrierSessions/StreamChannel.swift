@@ -26,6 +26,7 @@ public final class StreamChannel: @unchecked Sendable {
     /// The data channel's label part after the stream id: the cookie
     /// (the service name for a forwarded connection).
     public let cookie: String
+    /// Pends, resumes, the peer's end of data and the close, in order.
     public let events: AsyncStream<Event>
     let channel: DataChannel
     /// Unreliable channels have no handshake and no flow control (a control
@@ -220,6 +221,7 @@ public final class StreamChannel: @unchecked Sendable {
         if send { sendControl(["type": "pend"]) }
     }
 
+    /// Lets the peer write again after `pend()`.
     public func resume() {
         let send = lock.withLock { () -> Bool in
             defer { weManuallyPended = false }
