@@ -68,12 +68,7 @@ struct CallCommand: Command {
         let wait = try arguments.seconds("--wait", default: 60)
         let configuration = try CallOptions.client(arguments, global)
         return try await global.withOnlineNode { node in
-            guard await node.isFriend(friend) else { throw CarrierError.notFriend(friend.description) }
-            global.output.log("waiting for \(friend) to come online…")
-            guard await node.waitUntilConnected(to: friend, timeout: wait) else {
-                global.output.log("error: \(friend) did not come online within \(wait)")
-                return 1
-            }
+            guard try await global.waitForFriend(friend, on: node, timeout: wait) else { return 1 }
             let provider = try await CarrierSignalingProvider(carrier: node)
             var clientConfiguration = configuration
             clientConfiguration.mayCall = { await provider.isFriend($0) }

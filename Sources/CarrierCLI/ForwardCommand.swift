@@ -36,12 +36,7 @@ struct ForwardCommand: Command {
         let configuration = try SessionOptions.configuration(arguments, global)
         let output = global.output
         return try await global.withOnlineNode { node in
-            guard await node.isFriend(friend) else { throw CarrierError.notFriend(friend.description) }
-            output.log("waiting for \(friend) to come online…")
-            guard await node.waitUntilConnected(to: friend, timeout: wait) else {
-                output.log("error: \(friend) did not come online within \(wait)")
-                return 1
-            }
+            guard try await global.waitForFriend(friend, on: node, timeout: wait) else { return 1 }
             let manager = try await SessionManager.start(on: node, configuration: configuration)
             let session: Session
             let forwarding: PortForwarding

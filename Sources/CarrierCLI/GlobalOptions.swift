@@ -90,6 +90,18 @@ struct GlobalOptions {
         }
     }
 
+    /// For commands that reach one friend: the friend must be one, and online
+    /// within `timeout` (false, said on stderr, if not).
+    func waitForFriend(_ friend: UserId, on node: Carrier, timeout: Duration) async throws -> Bool {
+        guard await node.isFriend(friend) else { throw CarrierError.notFriend(friend.description) }
+        output.log("waiting for \(friend) to come online…")
+        guard await node.waitUntilConnected(to: friend, timeout: timeout) else {
+            output.log("error: \(friend) did not come online within \(timeout)")
+            return false
+        }
+        return true
+    }
+
     /// Waits for the network, logging if it takes a while.
     func waitUntilReady(_ node: Carrier, timeout: Duration) async throws {
         output.log("joining the network…")

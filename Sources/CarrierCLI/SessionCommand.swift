@@ -33,12 +33,7 @@ struct SessionCommand: Command {
         let configuration = try SessionOptions.configuration(arguments, global)
         let options: SessionStream.Options = arguments.flag("--unreliable") ? [] : [.reliable]
         return try await global.withOnlineNode { node in
-            guard await node.isFriend(friend) else { throw CarrierError.notFriend(friend.description) }
-            global.output.log("waiting for \(friend) to come online…")
-            guard await node.waitUntilConnected(to: friend, timeout: wait) else {
-                global.output.log("error: \(friend) did not come online within \(wait)")
-                return 1
-            }
+            guard try await global.waitForFriend(friend, on: node, timeout: wait) else { return 1 }
             let manager = try await SessionManager.start(on: node, configuration: configuration)
             let started = ContinuousClock.now
             let session: Session

@@ -116,7 +116,7 @@ public final class StreamChannel: @unchecked Sendable {
     /// The accepting side says no; the opener's `waitAccepted` throws with the reason.
     func refuse(_ reason: String) {
         sendControl(["type": "refuse", "reason": String(reason.prefix(300))])
-        finishChannel(.refused(reason), notifyPeer: false)
+        finishChannel(.refused(reason))
     }
 
     // MARK: Writing
@@ -162,7 +162,7 @@ public final class StreamChannel: @unchecked Sendable {
         }
         guard let closeNow else { return }
         sendControl(["type": "eof"])
-        if closeNow { finishChannel(nil, notifyPeer: false) }
+        if closeNow { finishChannel(nil) }
     }
 
     // MARK: Reading
@@ -209,7 +209,7 @@ public final class StreamChannel: @unchecked Sendable {
             return (resume, weFinished && peerFinished && received.isEmpty && ended == nil)
         }
         if resume { sendControl(["type": "resume"]) }
-        if close { finishChannel(nil, notifyPeer: false) }
+        if close { finishChannel(nil) }
     }
 
     /// Asks the peer to stop writing until `resume` (the reference's pendChannel).
@@ -238,11 +238,11 @@ public final class StreamChannel: @unchecked Sendable {
     /// Closes at once: the peer's reads and writes fail with a reset.
     public func reset(_ reason: String = "reset by the peer") {
         sendControl(["type": "reset", "reason": String(reason.prefix(300))])
-        finishChannel(.reset(reason), notifyPeer: false)
+        finishChannel(.reset(reason))
     }
 
     /// Closes; what the peer had not read yet is lost. `finish` first for an orderly end.
-    public func close() { finishChannel(.closed, notifyPeer: false) }
+    public func close() { finishChannel(.closed) }
 
     // MARK: From the data channel
 
@@ -313,7 +313,7 @@ public final class StreamChannel: @unchecked Sendable {
                 return opened ? takeAcceptWaiters() : []
             }
             for waiter in waiters { waiter.resume() }
-            if type == "refuse" { finishChannel(.refused(reason ?? "refused"), notifyPeer: false) }
+            if type == "refuse" { finishChannel(.refused(reason ?? "refused")) }
         case "pend", "resume":
             let changed = lock.withLock { () -> Bool in
                 defer { peerPended = type == "pend" }
@@ -329,9 +329,9 @@ public final class StreamChannel: @unchecked Sendable {
             }
             reader?.resume()
             sink.yield(.endOfData)
-            if close { finishChannel(nil, notifyPeer: false) }
+            if close { finishChannel(nil) }
         case "reset":
-            finishChannel(.reset(reason ?? "reset by the peer"), notifyPeer: false)
+            finishChannel(.reset(reason ?? "reset by the peer"))
         default:
             break  // a newer peer's control: ignored
         }
@@ -340,7 +340,7 @@ public final class StreamChannel: @unchecked Sendable {
     /// The data channel closed (by the peer, or with the whole connection).
     private func channelClosed() {
         let orderly = lock.withLock { peerFinished || ended != nil }
-        finishChannel(orderly ? .closed : .reset(Self.connectionLost), notifyPeer: false)
+        finishChannel(orderly ? .closed : .reset(Self.connectionLost))
     }
 
     private func wakeWriters() {
@@ -358,7 +358,7 @@ public final class StreamChannel: @unchecked Sendable {
     }
 
     /// Ends the channel once: `nil` for an orderly end after both eofs.
-    private func finishChannel(_ reason: SessionError?, notifyPeer: Bool) {
+    private func finishChannel(_ reason: SessionError?) {
         let (wake, report) = lock.withLock { () -> ([CheckedContinuation<Void, Never>], Bool) in
             if ended == nil { ended = reason ?? .closed }
             generation += 1

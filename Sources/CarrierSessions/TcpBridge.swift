@@ -32,13 +32,8 @@ enum TcpBridge {
                 total += bytes.count
                 try await channel.write(bytes)
             }
-        } catch let error as TcpSocket.Failure {
-            // Our own reset of the socket (the channel failed) is not news for the channel.
-            if error != .closed { channel.reset("the TCP connection failed: \(error)") }
-            return (total, error == .closed ? nil : "\(error)")
         } catch {
-            socket.reset()
-            return (total, "\(error)")
+            return (total, failed(error, socket, channel))
         }
     }
 
@@ -52,12 +47,21 @@ enum TcpBridge {
             }
             socket.shutdownWrite()
             return (total, nil)
-        } catch let error as TcpSocket.Failure {
-            if error != .closed { channel.reset("the TCP connection failed: \(error)") }
-            return (total, error == .closed ? nil : "\(error)")
         } catch {
-            socket.reset()
-            return (total, "\(error)")
+            return (total, failed(error, socket, channel))
         }
+    }
+
+    /// One direction failed: a failed TCP connection resets the channel, a
+    /// failed channel resets the TCP connection. Our own close of the socket
+    /// (the other direction failed first) is no news. Returns why, if anything went wrong.
+    private static func failed(_ error: any Error, _ socket: TcpSocket, _ channel: StreamChannel) -> String? {
+        guard let failure = error as? TcpSocket.Failure else {
+            socket.reset()
+            return "\(error)"
+        }
+        guard failure != .closed else { return nil }
+        channel.reset("the TCP connection failed: \(failure)")
+        return "\(failure)"
     }
 }

@@ -184,10 +184,10 @@ actor CallSession {
         await describe(RtcSignal(type: .answer, sdp: answer))
     }
 
-    /// Sends an offer or answer. Trickling, it carries the candidates gathered
-    /// so far (host candidates are there at once: the peer need not wait for
-    /// them), unless that makes it too large for the signaling; the held
-    /// candidates follow. Not trickling, it waits for gathering to complete.
+    /// Sends an offer or answer, then the candidates held for it. Not
+    /// trickling, it waits for gathering to complete and carries every
+    /// candidate, unless that makes it too large for the signaling (then it
+    /// goes bare).
     private func describe(_ signal: RtcSignal) async {
         var signal = signal
         let bare = signal.sdp

@@ -31,6 +31,17 @@ struct SessionPair {
         return (session, other)
     }
 
+    /// A session and one stream Alice opens on it, with Bob's side of both.
+    func stream(_ options: SessionStream.Options) async throws -> (
+        alice: Session, bob: Session, mine: SessionStream, theirs: SessionStream
+    ) {
+        let (alice, bob) = try await connect()
+        let offered = bob.incomingStreams
+        let mine = try await alice.openStream(options)
+        let theirs = try requireValue(await offered.first(within: .seconds(5)) { $0 }, "Bob's stream")
+        return (alice, bob, mine, theirs)
+    }
+
     func stop() async {
         await alice.stop()
         await bob.stop()

@@ -49,10 +49,7 @@ import Testing
     @Test func channelsMultiplexInsideAStream() async throws {
         let pair = await SessionPair()
         defer { Task { await pair.stop() } }
-        let (alice, bob) = try await pair.connect()
-        let offered = bob.incomingStreams
-        let stream = try await alice.openStream([.reliable, .multiplexing])
-        let theirs = try requireValue(await offered.first(within: .seconds(5)) { $0 })
+        let (alice, _, stream, theirs) = try await pair.stream([.reliable, .multiplexing])
         let opened = theirs.channels
 
         var mine: [StreamChannel] = []
@@ -82,10 +79,7 @@ import Testing
     @Test func aReaderThatDoesNotReadPendsTheWriterAndBoundsItsMemory() async throws {
         let pair = await SessionPair()
         defer { Task { await pair.stop() } }
-        let (alice, bob) = try await pair.connect()
-        let offered = bob.incomingStreams
-        let stream = try await alice.openStream([.reliable, .multiplexing])
-        let theirs = try requireValue(await offered.first(within: .seconds(5)) { $0 })
+        let (_, _, stream, theirs) = try await pair.stream([.reliable, .multiplexing])
         let opened = theirs.channels
         let channel = try await stream.openChannel(cookie: "slow")
         let reader = try requireValue(await opened.first(within: .seconds(5)) { $0 })
@@ -115,10 +109,7 @@ import Testing
     @Test func aResetReachesTheOtherSideAsAFailure() async throws {
         let pair = await SessionPair()
         defer { Task { await pair.stop() } }
-        let (alice, bob) = try await pair.connect()
-        let offered = bob.incomingStreams
-        let stream = try await alice.openStream([.reliable, .multiplexing])
-        let theirs = try requireValue(await offered.first(within: .seconds(5)) { $0 })
+        let (_, _, stream, theirs) = try await pair.stream([.reliable, .multiplexing])
         let opened = theirs.channels
         let channel = try await stream.openChannel(cookie: "x")
         let other = try requireValue(await opened.first(within: .seconds(5)) { $0 })
@@ -145,10 +136,7 @@ import Testing
     @Test func anUnreliableStreamDropsWhatIsNotReadInTime() async throws {
         let pair = await SessionPair()
         defer { Task { await pair.stop() } }
-        let (alice, bob) = try await pair.connect()
-        let offered = bob.incomingStreams
-        let stream = try await alice.openStream([])
-        let theirs = try requireValue(await offered.first(within: .seconds(5)) { $0 })
+        let (_, _, stream, theirs) = try await pair.stream([])
         #expect(!theirs.data.isReliable && theirs.options == [])
         for index in 0..<100 { try await stream.write(randomBytes(30_000, seed: UInt64(index))) }
         let settled = await eventually(within: .seconds(5)) { theirs.data.unread.dropped > 0 }
