@@ -7,7 +7,8 @@ set -euo pipefail
 # service uses libmicrohttpd and SQLite, its client libcurl; media files are
 # read with FFmpeg's libraries), and the
 # tools the tests start (coturn for TURN, headless Chromium for browser
-# interop, ffmpeg and sox to make and check media files).
+# interop, ffmpeg and sox to make and check media files, curl as the client
+# through port forwards).
 DEB_PACKAGES=(
   pkg-config
   libtoxcore-dev libsodium-dev
@@ -15,7 +16,7 @@ DEB_PACKAGES=(
   libopus-dev libvpx-dev libogg-dev
   libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev
   libavformat-dev libavcodec-dev libswresample-dev libswscale-dev libavutil-dev
-  coturn chromium chromium-driver ffmpeg sox
+  coturn chromium chromium-driver ffmpeg sox curl
 )
 
 # PyPI packages the interop tests drive (pinned to the versions we test).
