@@ -5,8 +5,20 @@ struct Arguments {
     private var values: [String: [String]] = [:]
     private var flags: Set<String> = []
 
+    /// The client's working directory, for a command the daemon runs: the
+    /// paths it names are relative to that, not to the daemon's.
+    let workingDirectory: String?
+
+    /// Options whose value is a path (made absolute for the daemon).
+    static let pathOptions: Set<String> = [
+        "--record", "--media", "--audio", "--video", "--receive-dir", "--send-file", "--config",
+    ]
+
     /// `valued` lists the options that take a value; every other `--name` is a flag.
-    init(_ raw: [String], valued: Set<String>, flags known: Set<String>) throws(UsageError) {
+    init(
+        _ raw: [String], valued: Set<String>, flags known: Set<String>, workingDirectory: String? = nil
+    ) throws(UsageError) {
+        self.workingDirectory = workingDirectory
         var index = 0
         while index < raw.count {
             let argument = raw[index]
@@ -31,13 +43,19 @@ struct Arguments {
                     throw UsageError("\(name) needs a value")
                 }
                 if inlineValue == nil { index += 1 }
-                values[name, default: []].append(value)
+                values[name, default: []].append(Self.pathOptions.contains(name) ? resolve(value) : value)
             } else if known.contains(name) {
                 flags.insert(name)
             } else {
                 throw UsageError("unknown option \(name)")
             }
         }
+    }
+
+    /// `path` as the command's user meant it: relative to their working directory.
+    func resolve(_ path: String) -> String {
+        guard let workingDirectory, !path.hasPrefix("/") else { return path }
+        return workingDirectory + "/" + path
     }
 
     func flag(_ name: String) -> Bool { flags.contains(name) }

@@ -9,6 +9,7 @@ import RtcPeer
 
 struct CallCommand: Command {
     static let name = "call"
+    static let daemonUse = DaemonUse.routed
     static let summary = "call a friend: stream media files, send a file, record what arrives"
     static let help = """
         Usage: carrier call USERID [options]
@@ -69,9 +70,9 @@ struct CallCommand: Command {
         let configuration = try CallOptions.client(arguments, global)
         return try await global.withOnlineNode { node in
             guard try await global.waitForFriend(friend, on: node, timeout: wait) else { return 1 }
-            let provider = try await CarrierSignalingProvider(carrier: node)
+            let provider = try await global.callSignaling(on: node)
             var clientConfiguration = configuration
-            clientConfiguration.mayCall = { await provider.isFriend($0) }
+            clientConfiguration.mayCall = GlobalOptions.friendsOnly(node)
             let client = CallClient(provider: provider, configuration: clientConfiguration)
             await client.start()
             let run = CallRun(client: client, output: global.output)
@@ -79,6 +80,7 @@ struct CallCommand: Command {
                 to: friend.description, media: media, sendFile: sendFile, duration: duration,
                 say: arguments.value("--say"))
             await client.stop()
+            await (provider as? SignalingHub.Tap)?.close()
             global.output.result(summary.text, summary.json)
             return summary.succeeded ? 0 : 1
         }

@@ -6,6 +6,8 @@ protocol Command {
     static var help: String { get }
     static var valued: Set<String> { get }
     static var flags: Set<String> { get }
+    /// How the command goes with a daemon on its data directory.
+    static var daemonUse: DaemonUse { get }
     /// Returns the exit code.
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32
 }
@@ -13,6 +15,19 @@ protocol Command {
 extension Command {
     static var valued: Set<String> { [] }
     static var flags: Set<String> { [] }
+    static var daemonUse: DaemonUse { .independent }
+}
+
+/// How a command relates to a daemon (`carrier daemon` or `carrier listen`)
+/// running on its data directory.
+enum DaemonUse {
+    /// Needs no node of this identity (or only reads its saved identity).
+    case independent
+    /// Runs inside the daemon, on its node, when one runs; on a node of its own otherwise.
+    case routed
+    /// Runs a node of this identity itself: refused while a daemon runs (two
+    /// nodes of one identity would fight over its friends' connections).
+    case exclusive
 }
 
 /// Every command, in the order `carrier --help` lists them.
@@ -22,6 +37,6 @@ var commands: [any Command.Type] {
         ExpressCommand.self, ListenCommand.self, FriendCommand.self, MessageCommand.self, InviteCommand.self,
         GroupCommand.self,
         SendFileCommand.self, CallCommand.self, SessionCommand.self, ForwardCommand.self, RtcCommand.self,
-        DemoCommand.self,
+        DaemonCommand.self, DemoCommand.self,
     ]
 }

@@ -5,6 +5,7 @@ import Foundation
 
 struct ForwardCommand: Command {
     static let name = "forward"
+    static let daemonUse = DaemonUse.routed
     static let summary = "forward a local TCP port to a service a friend offers"
     static let help = """
         Usage: carrier forward USERID SERVICE [--listen HOST:PORT] [options]
@@ -37,7 +38,7 @@ struct ForwardCommand: Command {
         let output = global.output
         return try await global.withOnlineNode { node in
             guard try await global.waitForFriend(friend, on: node, timeout: wait) else { return 1 }
-            let manager = try await SessionManager.start(on: node, configuration: configuration)
+            let manager = try await global.sessionManager(on: node, configuration: configuration)
             let session: Session
             let forwarding: PortForwarding
             do {

@@ -4,6 +4,7 @@ import Foundation
 
 struct FriendCommand: Command {
     static let name = "friend"
+    static let daemonUse = DaemonUse.routed
     static let summary = "add, list or remove friends"
     static let help = """
         Usage: carrier friend add ADDRESS [--hello TEXT] [--wait SECONDS]
@@ -50,9 +51,11 @@ struct FriendCommand: Command {
             }
         case "list":
             _ = try arguments.positionals(1...1, usage: "carrier friend list")
-            let node = try Carrier(options: global.nodeOptions())
-            let friends = await node.friendList()
-            await node.stop()
+            var friends: [FriendInfo] = []
+            _ = try await global.withNode { node in
+                friends = await node.friendList()
+                return 0
+            }
             if global.output.json {
                 for friend in friends {
                     global.output.line(
@@ -74,18 +77,14 @@ struct FriendCommand: Command {
             let usage = values.first == "remove" ? "carrier friend remove USERID" : "carrier friend label USERID TEXT"
             let parts = try arguments.positionals(values.first == "remove" ? 2...2 : 3...3, usage: usage)
             guard let id = UserId(parts[1]) else { throw CarrierError.invalidUserId(parts[1]) }
-            let node = try Carrier(options: global.nodeOptions())
-            do {
+            _ = try await global.withNode { node in
                 if parts[0] == "remove" {
                     try await node.removeFriend(id)
                 } else {
                     try await node.setLabel(parts[2], for: id)
                 }
-            } catch {
-                await node.stop()
-                throw error
+                return 0
             }
-            await node.stop()
             global.output.result(
                 "\(parts[0] == "remove" ? "removed" : "labelled") \(id)", ["userId": id.description, "ok": true])
             return 0
@@ -97,6 +96,7 @@ struct FriendCommand: Command {
 
 struct MessageCommand: Command {
     static let name = "message"
+    static let daemonUse = DaemonUse.routed
     static let summary = "send a message to a friend and wait for its receipt"
     static let help = """
         Usage: carrier message USERID[:EXTENSION] TEXT [--wait-receipt SECONDS]

@@ -1,6 +1,9 @@
 import CarrierLog
 import CarrierNode
+import CarrierSessions
+import CarrierSignaling
 import Foundation
+import RtcCalls
 
 /// Options every command takes, before or after the command name.
 struct GlobalOptions {
@@ -29,9 +32,12 @@ struct GlobalOptions {
     var udp = true
     var loopback = false
     var output: Output
+    /// Set when the daemon runs the command for a client: its node and signaling.
+    var daemon: DaemonContext?
 
-    init(_ arguments: Arguments) throws {
-        if let text = arguments.value("--log-level") {
+    /// `applyLogLevel`: false in the daemon (a client's --log-level is not the daemon's).
+    init(_ arguments: Arguments, applyLogLevel: Bool = true) throws {
+        if applyLogLevel, let text = arguments.value("--log-level") {
             guard let level = LogLevel(text) else {
                 throw UsageError("--log-level takes error, warning, info or debug, not \(text)")
             }
@@ -73,6 +79,7 @@ struct GlobalOptions {
     func withOnlineNode(
         _ options: CarrierOptions? = nil, _ body: (Carrier) async throws -> Int32
     ) async throws -> Int32 {
+        if let daemon { return try await body(daemon.node) }
         let options = options ?? nodeOptions()
         guard !options.bootstrapNodes.isEmpty else {
             throw UsageError(
@@ -87,6 +94,48 @@ struct GlobalOptions {
         } catch {
             await node.stop()
             throw error
+        }
+    }
+
+    /// Opens the node from the data directory without going online (the
+    /// daemon's node when it runs the command) and runs `body`; a node opened
+    /// here is stopped (state saved) whatever `body` does.
+    func withNode(_ options: CarrierOptions? = nil, _ body: (Carrier) async throws -> Int32) async throws -> Int32 {
+        if let daemon { return try await body(daemon.node) }
+        let node = try Carrier(options: options ?? nodeOptions())
+        do {
+            let code = try await body(node)
+            await node.stop()
+            return code
+        } catch {
+            await node.stop()
+            throw error
+        }
+    }
+
+    /// The call signaling for a command: a provider of its own on the node,
+    /// or a tap of the daemon's (one node has one handler per extension).
+    /// A tap is closed by `close(_:)`.
+    func callSignaling(on node: Carrier) async throws -> any SignalingProvider {
+        if let daemon { return try await daemon.signaling(CarrierSignalingProvider.extensionName).tap() }
+        return try await CarrierSignalingProvider(carrier: node)
+    }
+
+    /// A session manager for a command: on signaling of its own, or on a tap
+    /// of the daemon's.
+    func sessionManager(on node: Carrier, configuration: SessionManager.Configuration) async throws
+        -> SessionManager
+    {
+        guard let daemon else { return try await SessionManager.start(on: node, configuration: configuration) }
+        let tap = try await daemon.signaling(SessionManager.extensionName).tap()
+        return await SessionManager.start(on: node, signaling: tap, configuration: configuration)
+    }
+
+    /// Only friends may call or be called.
+    static func friendsOnly(_ node: Carrier) -> @Sendable (String) async -> Bool {
+        { peer in
+            guard let id = UserId(peer) else { return false }
+            return await node.isFriend(id)
         }
     }
 

@@ -4,6 +4,7 @@ import Foundation
 
 struct GroupCommand: Command {
     static let name = "group"
+    static let daemonUse = DaemonUse.exclusive
     static let summary = "create or join a group (a toxcore conference) and talk in it"
     static let help = """
         Usage: carrier group create [--title T] [--invite USERID]… [--say TEXT]… [--duration S]

@@ -3,6 +3,7 @@ import Foundation
 
 struct IdCommand: Command {
     static let name = "id"
+    static let daemonUse = DaemonUse.routed
     static let summary = "print this node's user id and address (creating the identity if needed)"
     static let help = """
         Usage: carrier id [--import-key HEX] [--export-key] [--nospam HEX]
@@ -30,7 +31,15 @@ struct IdCommand: Command {
             }
             options.secretKey = key
         }
-        let node = try Carrier(options: options)
+        if options.secretKey != nil, global.daemon != nil {
+            throw UsageError("a daemon runs on \(global.dataDirectory) with its identity: stop it to import a key")
+        }
+        return try await global.withNode(options) { node in
+            try await describe(node, arguments, global.output)
+        }
+    }
+
+    private static func describe(_ node: Carrier, _ arguments: Arguments, _ output: Output) async throws -> Int32 {
         if let text = arguments.value("--nospam") {
             guard text.count == 8, let bytes = Hex.decode(text) else { throw UsageError("--nospam takes 8 hex digits") }
             try await node.setNospam(bytes.reduce(0) { $0 << 8 | UInt32($1) })
@@ -45,16 +54,16 @@ struct IdCommand: Command {
             let key = Hex.encode(await node.exportSecretKey())
             text += "\nsecretKey: \(key)"
             json["secretKey"] = key
-            global.output.log("warning: the secret key is the identity; whoever has it is this node")
+            output.log("warning: the secret key is the identity; whoever has it is this node")
         }
-        await node.stop()
-        global.output.result(text, json)
+        output.result(text, json)
         return 0
     }
 }
 
 struct SignCommand: Command {
     static let name = "sign"
+    static let daemonUse = DaemonUse.routed
     static let summary = "sign a message with this node's identity key"
     static let help = """
         Usage: carrier sign MESSAGE
@@ -65,16 +74,11 @@ struct SignCommand: Command {
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
         let message = try arguments.positionals(1...1, usage: "carrier sign MESSAGE")[0]
-        let node = try Carrier(options: global.nodeOptions())
-        let signature: [UInt8]
-        do { signature = try await node.sign(Array(message.utf8)) } catch {
-            await node.stop()
-            throw error
+        return try await global.withNode { node in
+            let hex = Hex.encode(try await node.sign(Array(message.utf8)))
+            global.output.result(hex, ["userId": node.userId.description, "signature": hex])
+            return 0
         }
-        await node.stop()
-        let hex = Hex.encode(signature)
-        global.output.result(hex, ["userId": node.userId.description, "signature": hex])
-        return 0
     }
 }
 

@@ -1,4 +1,5 @@
 import CarrierNode
+import CarrierSessions
 import CarrierSignaling
 import Foundation
 import RtcCalls
@@ -42,6 +43,7 @@ struct NodeCommand: Command {
 
 struct ListenCommand: Command {
     static let name = "listen"
+    static let daemonUse = DaemonUse.exclusive
     static let summary = "go online and print every event until Ctrl-C"
     static let help = """
         Usage: carrier listen [--accept-friends] [--receive-dir DIR] [--answer [call options]]
@@ -77,6 +79,8 @@ struct ListenCommand: Command {
                                offer the TCP service at HOST:PORT to friends as NAME
                                (`carrier forward`), to the listed friends only if given;
                                repeatable; implies --sessions
+        It also serves the control socket DIR/carrier.sock, as `carrier daemon` does:
+        commands on this data directory then run on this node.
         Call events print as lines (JSON objects with "event": "call…" under --json);
         each ended call prints a summary. Session events: sessionOpened,
         sessionStream, sessionEnded, serviceConnection.
@@ -88,7 +92,15 @@ struct ListenCommand: Command {
     ]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
-        _ = try arguments.positionals(0...0, usage: "carrier listen [--accept-friends] [--answer …]")
+        try await serve(arguments, global, asDaemon: false)
+    }
+
+    /// `listen` and `daemon`: the node online until Ctrl-C, answering what
+    /// the options say, and the control socket other commands on this data
+    /// directory use. The daemon prints its events only on the socket.
+    static func serve(_ arguments: Arguments, _ global: GlobalOptions, asDaemon: Bool) async throws -> Int32 {
+        let name = asDaemon ? "daemon" : "listen"
+        _ = try arguments.positionals(0...0, usage: "carrier \(name) [--accept-friends] [--answer …]")
         let acceptFriends = arguments.flag("--accept-friends")
         let receiveDirectory = arguments.value("--receive-dir")
         let answer = arguments.flag("--answer")
@@ -98,17 +110,30 @@ struct ListenCommand: Command {
         let sessions = arguments.flag("--sessions") || !services.isEmpty
         let sessionConfiguration = try SessionOptions.configuration(arguments, global)
         return try await global.withOnlineNode { node in
+            let context = DaemonContext(node: node, network: global)
+            let control: ControlServer?
+            do {
+                control = try ControlServer(path: ControlSocket.path(for: global.dataDirectory), context: context)
+            } catch {
+                // listen goes on without it (other commands then start their own node); the daemon is the socket.
+                guard !asDaemon else { throw error }
+                global.output.log("warning: no control socket: \(error)")
+                control = nil
+            }
             var sessionListener: SessionListener?
             if sessions {
-                sessionListener = try await SessionListener(
-                    node: node, configuration: sessionConfiguration, services: services,
-                    receiveDirectory: receiveDirectory, echo: arguments.flag("--echo"), output: global.output)
+                let tap = try await context.signaling(SessionManager.extensionName).tap(answering: true)
+                let manager = await SessionManager.start(on: node, signaling: tap, configuration: sessionConfiguration)
+                sessionListener = await SessionListener(
+                    manager: manager,
+                    services: services, receiveDirectory: receiveDirectory, echo: arguments.flag("--echo"),
+                    output: global.output)
             }
             var answering: CallAnswerer?
             if answer {
-                let provider = try await CarrierSignalingProvider(carrier: node)
+                let provider = try await context.signaling(CarrierSignalingProvider.extensionName).tap(answering: true)
                 var clientConfiguration = configuration
-                clientConfiguration.mayCall = { await provider.isFriend($0) }
+                clientConfiguration.mayCall = GlobalOptions.friendsOnly(node)
                 let client = CallClient(provider: provider, configuration: clientConfiguration)
                 await client.start()
                 answering = CallAnswerer(client: client, media: media, output: global.output)
@@ -117,10 +142,19 @@ struct ListenCommand: Command {
             let events = await node.events()
             let output = global.output
             output.log("listening as \(node.userId) (address \(await node.address())); Ctrl-C to stop")
+            if let control {
+                if asDaemon {
+                    output.result(
+                        "daemon running; control socket \(control.path)",
+                        ["event": "daemonReady", "socket": control.path, "userId": node.userId.description])
+                } else {
+                    output.log("control socket \(control.path): commands on this data directory run here")
+                }
+            }
             let printer = Task {
                 for await event in events {
                     let (text, json) = EventFormatter.describe(event)
-                    output.result(text, json)
+                    if !asDaemon { output.result(text, json) }
                     switch event {
                     case .friendRequest(let from, _, _, _) where acceptFriends:
                         do { try await node.acceptFriend(from) } catch { output.log("cannot accept \(from): \(error)") }
@@ -143,8 +177,10 @@ struct ListenCommand: Command {
             }
             await Termination.wait()
             output.log("stopping")
+            control?.stop()
             await answering?.stop()
             await sessionListener?.stop()
+            await context.stop()
             await node.stop()
             await printer.value
             return 0

@@ -2,18 +2,26 @@ import Foundation
 
 /// Results go to stdout (one JSON object per line with `--json`); logs,
 /// progress and errors go to stderr.
+///
+/// A command the daemon runs for a client writes through `sink` instead:
+/// each line goes back over the control socket to the client's stdout or
+/// stderr.
 struct Output: Sendable {
+    enum Stream: Sendable { case stdout, stderr }
     let json: Bool
+    var sink: (@Sendable (Stream, String) -> Void)? = nil
 
     func result(_ text: String, _ object: [String: any Sendable]) {
         line(json ? Self.encode(object) : text)
     }
 
     func line(_ text: String) {
+        if let sink { return sink(.stdout, text) }
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
     func log(_ text: String) {
+        if let sink { return sink(.stderr, text) }
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 

@@ -3,6 +3,7 @@ import Foundation
 
 struct ProfileCommand: Command {
     static let name = "profile"
+    static let daemonUse = DaemonUse.routed
     static let summary = "show or set this node's user info and presence (friends see them)"
     static let help = """
         Usage: carrier profile [--name N] [--description D] [--gender G] [--phone P]
@@ -20,8 +21,7 @@ struct ProfileCommand: Command {
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
         _ = try arguments.positionals(0...0, usage: "carrier profile [--name N] [--presence none|away|busy] …")
-        let node = try Carrier(options: global.nodeOptions())
-        do {
+        return try await global.withNode { node in
             var info = await node.userInfo()
             let fields: [(String, WritableKeyPath<UserInfo, String>)] = [
                 ("--name", \.name), ("--description", \.description), ("--gender", \.gender), ("--phone", \.phone),
@@ -42,7 +42,6 @@ struct ProfileCommand: Command {
                 try await node.setPresence(presence)
             }
             let presence = await node.presence()
-            await node.stop()
             let lines = [
                 "userId:      \(node.userId)", "name:        \(info.name)", "description: \(info.description)",
                 "gender:      \(info.gender)", "phone:       \(info.phone)", "email:       \(info.email)",
@@ -56,15 +55,13 @@ struct ProfileCommand: Command {
                     "presence": presence.rawValue,
                 ])
             return 0
-        } catch {
-            await node.stop()
-            throw error
         }
     }
 }
 
 struct InviteCommand: Command {
     static let name = "invite"
+    static let daemonUse = DaemonUse.routed
     static let summary = "send an invite (to an extension, optionally) and print the friend's reply"
     static let help = """
         Usage: carrier invite USERID[:EXTENSION] DATA [--timeout SECONDS]

@@ -3,6 +3,7 @@ import Foundation
 
 struct SendFileCommand: Command {
     static let name = "send-file"
+    static let daemonUse = DaemonUse.routed
     static let summary = "send a file to a friend over the node (resumable), with progress"
     static let help = """
         Usage: carrier send-file USERID PATH [--name NAME] [--timeout SECONDS]
@@ -24,7 +25,7 @@ struct SendFileCommand: Command {
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
         let values = try arguments.positionals(2...2, usage: "carrier send-file USERID PATH")
         guard let friend = UserId(values[0]) else { throw CarrierError.invalidUserId(values[0]) }
-        let path = values[1]
+        let path = arguments.resolve(values[1])
         let timeout = try arguments.seconds("--timeout", default: 600)
         let name = arguments.value("--name")
         return try await global.withOnlineNode { node in
@@ -125,9 +126,13 @@ struct ProgressBar {
     let output: Output
     private var lastTenth = -1
     private var drawn = false
-    private let terminal = isatty(STDERR_FILENO) != 0
+    /// Redrawn in place only on this process's own terminal (not for a daemon's client).
+    private let terminal: Bool
 
-    init(output: Output) { self.output = output }
+    init(output: Output) {
+        self.output = output
+        terminal = output.sink == nil && isatty(STDERR_FILENO) != 0
+    }
 
     mutating func show(bytes: UInt64, total: UInt64) {
         let fraction = total == 0 ? 1 : Double(bytes) / Double(total)

@@ -5,6 +5,7 @@ import Foundation
 
 struct SessionCommand: Command {
     static let name = "session"
+    static let daemonUse = DaemonUse.exclusive
     static let summary = "open a session with a friend: stdin to a stream, the stream to stdout"
     static let help = """
         Usage: carrier session USERID [options]

@@ -16,10 +16,10 @@ final class SessionListener: Sendable {
     private let task = TaskBox()
 
     init(
-        node: Carrier, configuration: SessionManager.Configuration, services: [ServiceRegistry.Service],
-        receiveDirectory: String?, echo: Bool, output: Output
-    ) async throws {
-        manager = try await SessionManager.start(on: node, configuration: configuration)
+        manager: SessionManager, services: [ServiceRegistry.Service], receiveDirectory: String?, echo: Bool,
+        output: Output
+    ) async {
+        self.manager = manager
         for service in services { await manager.services.add(service) }
         await manager.services.onConnection { connection in
             output.result(

@@ -1,11 +1,19 @@
+import AsyncExtras
 import Dispatch
 import Foundation
 
 /// Turns SIGINT (Ctrl-C) and SIGTERM into an async event, so commands stop
 /// their node cleanly (state saved, sockets closed) instead of dying mid-write.
 enum Termination {
-    /// Returns when the process is asked to stop. Call once per process.
+    /// For a command the daemon runs for a client: opened when that client
+    /// asks to stop (its Ctrl-C) or goes away; the daemon's own signals are
+    /// not the command's.
+    @TaskLocal static var request: AsyncLatch?
+
+    /// Returns when the process is asked to stop (or the client, for a
+    /// command the daemon runs).
     static func wait() async {
+        if let request { return await request.wait() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let once = Once(continuation)
             for signalNumber in [SIGINT, SIGTERM] {

@@ -1,6 +1,10 @@
 import CarrierNode
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `carrier`: a headless node on the Carrier-style P2P network, and its call stack.
 /// Exit codes: 0 success, 1 failure (the error is on stderr), 2 usage error.
 let topHelp = """
@@ -59,19 +63,46 @@ func runCLI(_ raw: [String]) async -> Int32 {
         FileHandle.standardError.write(Data("error: unknown command \(name)\n\n\(topHelp)\n".utf8))
         return 2
     }
+    return await runCommand(command, rest, output: Output(json: false)) { arguments, global in
+        // A daemon on this data directory runs the command on its node, which is online already.
+        if command.daemonUse != .independent,
+            let fd = ControlSocket.connect(to: ControlSocket.path(for: global.dataDirectory))
+        {
+            guard command.daemonUse == .routed else {
+                close(fd)
+                throw CarrierError.invalidArgument(
+                    "a daemon runs on \(global.dataDirectory) (its control socket answers), and `carrier \(name)` "
+                        + "runs a node of the same identity: stop the daemon, or use another --data")
+            }
+            return await DaemonClient.run(ControlConnection(fd: fd), raw)
+        }
+        return try await command.run(arguments, global)
+    }
+}
+
+/// Parses `rest` for `command` and runs `body`, turning errors into
+/// messages on `output` and exit codes (2 for usage, 1 otherwise). Shared by
+/// the command line and the daemon, which runs commands for its clients.
+func runCommand(
+    _ command: any Command.Type, _ rest: [String], output: Output, workingDirectory: String? = nil,
+    inDaemon: Bool = false, _ body: (Arguments, GlobalOptions) async throws -> Int32
+) async -> Int32 {
     do {
         let arguments = try Arguments(
-            rest, valued: GlobalOptions.valued.union(command.valued), flags: GlobalOptions.flags.union(command.flags))
+            rest, valued: GlobalOptions.valued.union(command.valued), flags: GlobalOptions.flags.union(command.flags),
+            workingDirectory: workingDirectory)
         if arguments.flag("--help") {
-            print(command.help + "\n\n" + GlobalOptions.help)
+            output.line(command.help + "\n\n" + GlobalOptions.help)
             return 0
         }
-        return try await command.run(arguments, try GlobalOptions(arguments))
+        var global = try GlobalOptions(arguments, applyLogLevel: !inDaemon)
+        global.output.sink = output.sink
+        return try await body(arguments, global)
     } catch let error as UsageError {
-        FileHandle.standardError.write(Data("error: \(error)\nrun `carrier \(name) --help` for usage\n".utf8))
+        output.log("error: \(error)\nrun `carrier \(command.name) --help` for usage")
         return 2
     } catch {
-        FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+        output.log("error: \(error)")
         return 1
     }
 }
