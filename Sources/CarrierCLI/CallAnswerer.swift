@@ -65,6 +65,7 @@ final class CallAnswerer: Sendable {
                                 "event": "callEnded", "callId": call.id, "endReason": call.endReason?.rawValue ?? "",
                                 "seconds": rounded(call.duration), "received": received.map(\.json),
                                 "recordings": received.flatMap(\.recordings),
+                                "steps": CallSteps.json(call, received: received),
                             ])
                     case .badSignal(let from, let error):
                         output.log("dropped a bad signal from \(from): \(error)")

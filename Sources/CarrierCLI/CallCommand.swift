@@ -43,8 +43,10 @@ struct CallCommand: Command {
           --host-ip IP           gather ICE candidates on IP only (127.0.0.1 for local tests)
           --turn URL --turn-user U --turn-pass P   a TURN server
 
-        With --json the last line is a JSON summary: callId, setupMs, connected, media
-        {sent, received} per track, bytes, MBps, sha256Match, recordings, endReason.
+        With --json the last line is a JSON summary: callId, setupMs, steps (the setup
+        step by step: offer and answer, ICE, DTLS, first packet and first decoded frame
+        of each kind, in ms after the dial), connected, media {sent, received} per
+        track, bytes, MBps, sha256Match, recordings, endReason.
         Exit 0 only if the call connected and every requested transfer completed.
         """
     static let valued: Set<String> = [

@@ -26,6 +26,8 @@ struct CallRun {
         var outages = 0
         var longestOutage = 0.0
         var error: String?
+        /// The setup's steps (`CallSteps`).
+        var steps: [String: any Sendable] = [:]
 
         /// Connected, every requested transfer done, and not cut off by a failure.
         var succeeded: Bool {
@@ -40,6 +42,7 @@ struct CallRun {
                 "recordings": received.flatMap(\.recordings) + (webm.map { [$0] } ?? []),
             ]
             if let setupMs { object["setupMs"] = rounded(setupMs) }
+            if !steps.isEmpty { object["steps"] = steps }
             if let endReason { object["endReason"] = endReason.rawValue }
             if let endDetail { object["endDetail"] = endDetail }
             object["outages"] = outages
@@ -65,6 +68,7 @@ struct CallRun {
                 lines.append("connection lost \(outages) time(s), back after at most \(rounded(longestOutage)) s")
             }
             if let endDetail { lines.append(endDetail) }
+            if connected { lines.append(CallSteps.text(steps)) }
             lines += mediaLines(sent: sent, received: received)
             if let file {
                 let rate = rounded(Double(file.bytes) / 1e6 / max(file.seconds, 1e-9))
@@ -147,6 +151,7 @@ struct CallRun {
                     summary.received = stats.received
                     summary.setupMs = stats.setupMs
                 }
+                summary.steps = CallSteps.json(ended, received: summary.received)
                 summary.file = outcome.value
                 summary.fileError = outcome.error
                 if !summary.connected {

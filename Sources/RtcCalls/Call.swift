@@ -54,6 +54,8 @@ public struct Call: Sendable, Equatable, Identifiable {
     /// took to come back (seconds; an outage still going on is not counted yet).
     public var outages = 0
     public var longestOutage = 0.0
+    /// When each step of the call's setup happened (the first time).
+    public var timeline = CallTimeline()
 
     public init(
         id: String, peer: String, direction: Direction, options: [RtcSignal.MediaOption], startDate: Date = Date()
@@ -71,4 +73,22 @@ public struct Call: Sendable, Equatable, Identifiable {
         guard let connectedDate else { return 0 }
         return (endDate ?? Date()).timeIntervalSince(connectedDate)
     }
+}
+
+/// When each step of a call's setup happened, the first time it did. Wall
+/// clock, so that the timelines of two processes on one machine line up (the
+/// caller's `offerSent` against the callee's `offerReceived`). The first RTP
+/// packet and decoded frame of each kind are in the receivers' stats
+/// (`MediaReceiver.Stats.firstPacketDate`, `firstFrameDate`).
+public struct CallTimeline: Sendable, Equatable, Codable {
+    public var offerSent: Date?
+    public var offerReceived: Date?
+    public var answerSent: Date?
+    public var answerReceived: Date?
+    /// ICE found a working pair.
+    public var iceConnected: Date?
+    /// DTLS done: the peer connection is connected and media may flow.
+    public var transportConnected: Date?
+
+    public init() {}
 }

@@ -66,6 +66,8 @@ actor CallSession {
         id = call.id
         peerId = call.peer
         self.call = call
+        // An incoming call begins with its offer's arrival.
+        if call.direction == .incoming { self.call.timeline.offerReceived = call.startDate }
         self.machine = machine
         self.peer = peer
         self.provider = provider
@@ -111,6 +113,13 @@ actor CallSession {
     }
 
     private func handle(_ input: CallMachine.Input) async {
+        if case .remote(let signal) = input {
+            switch signal.type {
+            case .offer: call.timeline.offerReceived = call.timeline.offerReceived ?? Date()
+            case .answer: call.timeline.answerReceived = call.timeline.answerReceived ?? Date()
+            default: break
+            }
+        }
         await perform(machine.handle(input, now: now()))
     }
 
@@ -196,6 +205,7 @@ actor CallSession {
             signal.sdp = await peer.currentLocalDescription() ?? bare
         }
         signal.callId = id
+        markSent(signal)
         do { try await provider.send(signal, to: peerId) } catch SignalError.tooLarge where signal.sdp != bare {
             signal.sdp = bare
             await send(signal)
@@ -209,9 +219,19 @@ actor CallSession {
         for candidate in held { await send(candidate) }
     }
 
+    /// The first offer and answer we send, in the call's timeline.
+    private func markSent(_ signal: RtcSignal) {
+        switch signal.type {
+        case .offer: call.timeline.offerSent = call.timeline.offerSent ?? Date()
+        case .answer: call.timeline.answerSent = call.timeline.answerSent ?? Date()
+        default: break
+        }
+    }
+
     private func send(_ signal: RtcSignal) async {
         var signal = signal
         signal.callId = id
+        markSent(signal)
         do { try await provider.send(signal, to: peerId) } catch {
             failure = failure ?? "\(signal.type.rawValue): \(error)"
             post(.undeliverable)
@@ -232,10 +252,13 @@ actor CallSession {
         case .iceStateChanged(let state):
             if state == .connected || state == .completed, iceMs == nil {
                 iceMs = (ContinuousClock.now - setupStarted).milliseconds
+                call.timeline.iceConnected = Date()
             }
         case .connectionStateChanged(let state):
             switch state {
-            case .connected: post(.transportConnected)
+            case .connected:
+                call.timeline.transportConnected = call.timeline.transportConnected ?? Date()
+                post(.transportConnected)
             case .disconnected: post(.transportDisconnected)
             case .failed: post(.transportFailed)
             case .closed where call.state != .ended: post(.transportClosed)  // the peer closed DTLS without a bye

@@ -45,6 +45,10 @@ public final class MediaReceiver: @unchecked Sendable {
         /// Media time received, seconds (audio from samples decoded, video from frame timestamps).
         public var seconds = 0.0
         public var recordings: [String] = []
+        /// When the first RTP packet arrived, and the first frame was decoded
+        /// (wall clock, for call timelines across processes).
+        public var firstPacketDate: Date?
+        public var firstFrameDate: Date?
     }
 
     public struct Recording: Sendable {
@@ -229,6 +233,7 @@ public final class MediaReceiver: @unchecked Sendable {
 
     private func receive(_ packet: RtpPacket) {
         ssrc = packet.ssrc
+        if stats.packetsReceived == 0 { stats.firstPacketDate = Date() }
         stats.packetsReceived += 1
         stats.bytesReceived += packet.payload.count
         jitter.insert(packet, arrival: now())
@@ -350,6 +355,7 @@ public final class MediaReceiver: @unchecked Sendable {
             return
         }
         guard let pcm = try? decoder.decode(packet.payload) else { return }
+        if stats.framesDecoded == 0 { stats.firstFrameDate = Date() }
         stats.framesDecoded += 1
         write(audio: pcm)
     }
@@ -409,6 +415,7 @@ public final class MediaReceiver: @unchecked Sendable {
             keyframeWanted = true
             return
         }
+        if stats.framesDecoded == 0 { stats.firstFrameDate = Date() }
         stats.framesDecoded += 1
         sink?.deliver(video: picture, mid: mid)
         stats.width = picture.width

@@ -73,6 +73,17 @@ import Testing
         let ours = await Self.next(aliceEvents) { if case .ended(let c) = $0 { c } else { nil } }
         #expect(ours?.endReason == .hangUp && ours?.duration ?? 0 > 0)
         #expect(await pair.alice.call(call.id)?.state == .ended)
+
+        // Each side's setup steps, in the order they must happen.
+        let caller = try #require(ours?.timeline)
+        let callee = try #require(ended?.timeline)
+        let callerSteps = [caller.offerSent, caller.answerReceived, caller.iceConnected, caller.transportConnected]
+        let calleeSteps = [callee.offerReceived, callee.answerSent, callee.transportConnected]
+        #expect(callerSteps.allSatisfy { $0 != nil } && calleeSteps.allSatisfy { $0 != nil })
+        #expect(callerSteps.compactMap { $0 } == callerSteps.compactMap { $0 }.sorted())
+        #expect(calleeSteps.compactMap { $0 } == calleeSteps.compactMap { $0 }.sorted())
+        #expect(caller.offerReceived == nil && callee.offerSent == nil && callee.offerReceived == ended?.startDate)
+        #expect(try #require(caller.offerSent) <= (try #require(callee.offerReceived)))
     }
 }
 
@@ -284,6 +295,10 @@ extension CallClientTests {
             try await Self.waitForReceived(pair.bob, call.id) {
                 $0.contains { $0.kind == "audio" && $0.packetsReceived > 10 }
             })
+        // When the first packet came and the first frame was decoded (for the call's step report).
+        let audio = try #require(try await pair.bob.mediaStats(call.id).received.first { $0.kind == "audio" })
+        let firstPacket = try #require(audio.firstPacketDate)
+        #expect(try #require(audio.firstFrameDate) >= firstPacket)
 
         // A renegotiation offer for the same callId, answered in place.
         try await pair.alice.addVideo(MediaChecks.mediaFile("testsrc.y4m"), callId: call.id)
