@@ -17,7 +17,10 @@ actor CallSession {
     private let provider: any SignalingProvider
     private var media: CallMedia
     /// The opened files to send, each handed to its sender when the call connects.
+    /// Files opened for the sections we send on, until their senders take them.
     private var sources: [MediaKind: any MediaSource]
+    /// The files still opening (`setMedia`); `startMedia` takes them.
+    private var opening: Task<[MediaKind: any MediaSource], any Error>?
     private let report: @Sendable (CallEvent) -> Void
     private let inputs: AsyncStream<CallMachine.Input>.Continuation
     private let inputStream: AsyncStream<CallMachine.Input>
@@ -58,10 +61,9 @@ actor CallSession {
 
     init(
         call: Call, machine: CallMachine, peer: PeerConnection, provider: any SignalingProvider, media: CallMedia,
-        sources: [MediaKind: any MediaSource] = [:], options: Options = Options(),
-        report: @escaping @Sendable (CallEvent) -> Void
+        options: Options = Options(), report: @escaping @Sendable (CallEvent) -> Void
     ) {
-        self.sources = sources
+        sources = [:]
         self.options = options
         id = call.id
         peerId = call.peer
@@ -102,10 +104,12 @@ actor CallSession {
             })
     }
 
-    /// The application's media choice for an incoming call, before accepting it.
-    func setMedia(_ media: CallMedia, sources: [MediaKind: any MediaSource]) {
+    /// The media choice (the application's, for an incoming call, before
+    /// accepting it), its files still opening: the description needs only
+    /// which kinds we send, the senders wait for the files (`startMedia`).
+    func setMedia(_ media: CallMedia, opening: Task<[MediaKind: any MediaSource], any Error>) {
         self.media = media
-        self.sources = sources
+        self.opening = opening
     }
 
     private func now() -> Double {
@@ -288,6 +292,14 @@ actor CallSession {
     // MARK: Media
 
     private func startMedia() async {
+        if let pending = opening {
+            let opened = try? await pending.value
+            // Taken once, by whichever start gets here first after the files opened.
+            if opening != nil {
+                opening = nil
+                sources.merge(opened ?? [:]) { current, _ in current }
+            }
+        }
         for info in await peer.transceiverInfos where info.direction == .sendrecv || info.direction == .sendonly {
             guard !senders.contains(where: { $0.mid == info.mid }), let source = sources.removeValue(forKey: info.kind)
             else { continue }
@@ -439,6 +451,8 @@ actor CallSession {
         senders = []
         receivers = []
         sources = [:]  // opened for a section that never sent: their files close now
+        opening?.cancel()
+        opening = nil
         await endpoint?.cancel()
         await peer.close()
         let waiters = channelWaiters

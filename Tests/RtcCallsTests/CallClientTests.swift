@@ -227,14 +227,15 @@ extension CallClientTests {
         #expect(from == "bob")
         #expect(await alice.activeCalls.isEmpty)
         await #expect(throws: CallError.self) { try await alice.makeCall(to: "mallory") }
-        // A media file that cannot be read is an error when the call is placed, not silence later.
+        // A media file that cannot be read is an error when the call is placed, not silence later
+        // (the files open while the offer goes out: the call then ends at once).
         let junk = temporaryDirectory("call-junk") + "/broken.wav"
         defer { try? FileManager.default.removeItem(atPath: (junk as NSString).deletingLastPathComponent) }
         try Data("not a wave".utf8).write(to: URL(fileURLWithPath: junk))
         await #expect(throws: MediaFileError.self) {
             try await alice.makeCall(to: "bob", media: CallMedia(audio: junk))
         }
-        #expect(await alice.activeCalls.isEmpty)
+        #expect(await eventually(within: .seconds(5)) { await alice.activeCalls.isEmpty })
     }
 
     /// Files as the reference peers send them (JSON chunks), and cancel.
