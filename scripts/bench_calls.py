@@ -15,7 +15,9 @@ Then a message with its delivery receipt between the same online friends
 (`carrier message` through the daemon; the time is the node's, send to
 receipt).
 Usage: bench_calls.py CARRIER_BINARY
-Environment: CALLS (10), SECONDS (2, media per call).
+The capture-to-decoded delay of our calls comes from each receiver's stats
+(the frame's RTP time on the sender's clock, from its sender reports).
+Environment: CALLS (10), SECONDS (3, media per call).
 """
 import json
 import os
@@ -30,7 +32,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CARRIER = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/release/carrier"))
 CALLS = int(os.environ.get("CALLS", "10"))
-SECONDS = float(os.environ.get("SECONDS", "2"))
+SECONDS = float(os.environ.get("SECONDS", "3"))
 ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 
@@ -109,6 +111,7 @@ class Ours:
         self.daemon.wait(lambda line: "daemonReady" in line, 30)
         carrier("friend", "add", bob_address, "--wait", "120", "--data", self.alice, timeout=180)
         self.seen = 0
+        self.latency = {}  # "caller audio" → each call's median capture-to-decoded delay, ms
 
     def call(self):
         summary = json.loads(carrier("call", self.bob_id, *self.media, "--duration", str(SECONDS), "--json",
@@ -121,6 +124,10 @@ class Ours:
                "calleeVideo": callee.get("firstFrameVideo", float("nan")) + offset,
                "callerAudio": caller.get("firstFrameAudio", float("nan")),
                "callerVideo": caller.get("firstFrameVideo", float("nan"))}
+        for side, received in (("caller", summary["media"]["received"]), ("callee", json.loads(line)["received"])):
+            for stats in received:
+                if "latencyMs" in stats:
+                    self.latency.setdefault(f"{side} {stats['kind']}", []).append(stats["latencyMs"])
         steps = {f"caller {k}": v for k, v in caller.items() if k != "startUnixMs"}
         steps.update({f"callee {k}": v + offset for k, v in callee.items() if k != "startUnixMs"})
         return row, steps
@@ -213,6 +220,11 @@ def main():
                           key=lambda k: median([d.get(k, float("nan")) for d in steps[name]]))
             print(f"{name} steps (ms after the dial, median): "
                   + ", ".join(f"{k} {median([d.get(k, float('nan')) for d in steps[name]]):.1f}" for k in keys))
+        print("\nCapture to decoded frame, carrier (ms; each call's median from its sender reports, then the "
+              "median over the calls; the same clock on both sides):")
+        for key in sorted(ours.latency):
+            print(f"  {key}: {median(ours.latency[key]):.1f} (calls {min(ours.latency[key]):.1f}-"
+                  f"{max(ours.latency[key]):.1f})")
         times = ours.messages(CALLS)
         print(f"\nMessage with its delivery receipt, friends online (carrier through the daemon): median "
               f"{median(times):.1f} ms, {min(times):.1f}-{max(times):.1f} ms over {len(times)}")

@@ -95,6 +95,8 @@ extension MediaReceiver.Stats {
         ]
         object["jitterMs"] = rounded(jitter * 1000)
         if let roundTripTime { object["rttMs"] = rounded(roundTripTime * 1000) }
+        if let latency { object["latencyMs"] = rounded(latency * 1000) }
+        if let latencyP95 { object["latencyP95Ms"] = rounded(latencyP95 * 1000) }
         if kind == "audio" { object["concealedFrames"] = concealedFrames }
         if kind == "video" {
             object["freezes"] = freezes
@@ -113,6 +115,7 @@ func mediaLines(sent: [MediaSender.Stats], received: [MediaReceiver.Stats]) -> [
     }
     let receivedLines = received.filter { $0.packetsReceived > 0 }.map {
         "received \($0.kind): \($0.framesDecoded) frames decoded, \($0.packetsReceived) packets, \($0.packetsLost) lost, \(rounded($0.seconds)) s"
+            + ($0.latency.map { ", \(rounded($0 * 1000)) ms after capture" } ?? "")
             + ($0.recordings.isEmpty ? "" : " → \($0.recordings.joined(separator: ", "))")
     }
     return sentLines + receivedLines

@@ -49,6 +49,10 @@ public final class MediaReceiver: @unchecked Sendable {
         /// (wall clock, for call timelines across processes).
         public var firstPacketDate: Date?
         public var firstFrameDate: Date?
+        /// Capture to decoded frame, seconds: the median and 95th percentile
+        /// of the recent frames (`LatencyMeter`); nil until the sender's first report.
+        public var latency: Double?
+        public var latencyP95: Double?
     }
 
     public struct Recording: Sendable {
@@ -108,6 +112,7 @@ public final class MediaReceiver: @unchecked Sendable {
     public var lastError: String? { lock.withLock { error } }
     private let started = ContinuousClock.now
     private var senderClock: SenderClock?
+    private var latency = LatencyMeter()
     /// When the sender clock, jitter and RTT were last read from the peer connection (once a second).
     private var lastRefresh = -1.0
     private var firstPicture: (VideoFrame, UInt32)?
@@ -224,6 +229,8 @@ public final class MediaReceiver: @unchecked Sendable {
         snapshot.lateOrDuplicate = jitter.late + jitter.duplicates
         snapshot.framesDropped = assembler.framesDropped
         snapshot.recordings = [wav?.path, ogg?.path, ivf?.path, y4m?.path].compactMap { $0 }
+        snapshot.latency = latency.median
+        snapshot.latencyP95 = latency.p95
         return snapshot
     }
 
@@ -355,6 +362,7 @@ public final class MediaReceiver: @unchecked Sendable {
             return
         }
         guard let pcm = try? decoder.decode(packet.payload) else { return }
+        noteLatency(packet.timestamp, clockRate: 48000)
         if stats.framesDecoded == 0 { stats.firstFrameDate = Date() }
         stats.framesDecoded += 1
         write(audio: pcm)
@@ -415,6 +423,7 @@ public final class MediaReceiver: @unchecked Sendable {
             keyframeWanted = true
             return
         }
+        noteLatency(timestamp, clockRate: 90000)
         if stats.framesDecoded == 0 { stats.firstFrameDate = Date() }
         stats.framesDecoded += 1
         sink?.deliver(video: picture, mid: mid)
@@ -449,6 +458,12 @@ public final class MediaReceiver: @unchecked Sendable {
         let interval = time - last
         if let mean = meanFrameInterval, interval > max(3 * mean, mean + 0.15) { stats.freezes += 1 }
         meanFrameInterval = meanFrameInterval.map { $0 * 0.9 + interval * 0.1 } ?? interval
+    }
+
+    /// A frame decoded now: how long after its capture (once the sender's clock is known).
+    private func noteLatency(_ timestamp: UInt32, clockRate: Double) {
+        guard let clock = senderClock else { return }
+        latency.note(Date().timeIntervalSince1970 - clock.wallclock(of: timestamp, clockRate: clockRate))
     }
 
     /// The sender's wallclock for an RTP timestamp (from its last sender report,

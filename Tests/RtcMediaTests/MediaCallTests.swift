@@ -119,6 +119,12 @@ import Testing
         let ivf = try IvfFile(path: result.directory + "/video.ivf")
         #expect(ivf.frames.count == frames)
         #expect(MediaChecks.ffprobeDuration(result.directory + "/video.ivf") != nil)
+        // Capture to decoded frame, from the sender's reports: measured, and a delay (not a clock mix-up).
+        for stats in result.received {
+            let latency = try #require(stats.latency, "\(stats.kind): no latency measured")
+            #expect(latency > -0.05 && latency < 1, "\(stats.kind) latency \(latency) s")
+            #expect(try #require(stats.latencyP95) >= latency)
+        }
         print("wav+y4m: \(frames) frames, PSNR \(String(format: "%.1f", psnr)) dB, \(result.received)")
     }
 
