@@ -4,18 +4,43 @@ import RtcRTP
 /// sequence handling), waits a bounded time for a missing packet, and lists
 /// the gaps worth a NACK. Pure logic: time is passed in (seconds, any origin),
 /// so every case can be tested without sockets or clocks.
+///
+/// Packets in order go out at once; only a gap holds the packets behind it,
+/// and for as long as the network makes that worthwhile (`currentWait`): the
+/// delay variation measured over the recent packets (how much later than the
+/// earliest of them each one arrived, for its RTP time; the 95th percentile),
+/// a margin, and for video the round trips its NACKs need. A packet later
+/// than that is late: audio conceals it, video asks again or for a keyframe.
 public struct JitterBuffer: Sendable {
     public struct Settings: Sendable, Equatable {
-        /// How long a gap may hold back later packets before it is given up.
+        /// The longest a gap may hold back later packets, however bad the network.
         public var maxWait: Double = 0.2
+        /// What a gap waits beyond the measured delay variation.
+        public var margin: Double = 0.01
+        /// The stream's RTP clock (48 kHz Opus, 90 kHz video).
+        public var clockRate: Double = 90000
+        /// Whether a gap also waits for its NACKs to be answered (`maxNacks`
+        /// round trips, each at least `nackInterval`): video, where a
+        /// retransmission beats a keyframe; audio conceals instead.
+        public var waitsForRetransmission = true
         /// Time between NACKs for the same packet.
         public var nackInterval: Double = 0.04
         /// NACKs per packet before waiting it out.
         public var maxNacks = 3
         /// Packets held at most; beyond it the oldest gap is given up at once.
         public var capacity = 1024
+        /// Packets whose delay the variation is measured over.
+        public var window = 128
 
         public init() {}
+
+        public static let video = Settings()
+        public static var audio: Settings {
+            var settings = Settings()
+            settings.clockRate = 48000
+            settings.waitsForRetransmission = false
+            return settings
+        }
     }
 
     public enum Output: Sendable, Equatable {
@@ -35,6 +60,13 @@ public struct JitterBuffer: Sendable {
     public private(set) var late = 0
     public private(set) var lost = 0
     public private(set) var nacksRequested = 0
+    /// The round-trip time to the sender, when known (RTCP): what a NACK takes to be answered.
+    public var roundTrip: Double?
+    /// Each recent packet's arrival less its RTP time (a ring of `window`).
+    private var transits: [Double] = []
+    private var nextTransit = 0
+    /// The newest RTP timestamp seen, and its value extended past wraps.
+    private var newestTimestamp: (raw: UInt32, extended: Int64)?
 
     public init(settings: Settings = Settings()) {
         self.settings = settings
@@ -59,6 +91,7 @@ public struct JitterBuffer: Sendable {
             return
         }
         held[sequence] = (packet, arrival)
+        noteTransit(packet.timestamp, arrival: arrival)
         if next == nil { next = sequence }
         if highest.map({ sequence > $0 }) ?? true { highest = sequence }
     }
@@ -75,7 +108,7 @@ public struct JitterBuffer: Sendable {
             guard let (firstHeld, entry) = held.min(by: { $0.key < $1.key }).map({ ($0.key, $0.value) }) else {
                 break
             }
-            guard now - entry.arrival >= settings.maxWait || held.count > settings.capacity else { break }
+            guard now >= entry.arrival + currentWait || held.count > settings.capacity else { break }
             let skipped = Int(firstHeld - expected)
             lost += skipped
             output.append(.lost(count: skipped))
@@ -103,4 +136,46 @@ public struct JitterBuffer: Sendable {
     }
 
     public var isEmpty: Bool { held.isEmpty }
+
+    /// When the gap that holds packets back now is given up, if one does
+    /// (the receiver looks again then, not at its next tick).
+    public var gapDeadline: Double? {
+        guard let next, held[next] == nil, let first = held.min(by: { $0.key < $1.key }) else { return nil }
+        return first.value.arrival + currentWait
+    }
+
+    /// How long a gap holds the packets behind it now (see the type's comment).
+    public var currentWait: Double {
+        var wait = delayVariation + settings.margin
+        if settings.waitsForRetransmission {
+            wait += Double(settings.maxNacks) * max(settings.nackInterval, roundTrip ?? 0)
+        }
+        return min(wait, settings.maxWait)
+    }
+
+    /// How much later than the earliest of the recent packets the later ones
+    /// arrive, for their RTP time (95th percentile), seconds.
+    public var delayVariation: Double {
+        guard transits.count > 1, let earliest = transits.min() else { return 0 }
+        let sorted = transits.sorted()
+        return sorted[Int(Double(sorted.count - 1) * 0.95)] - earliest
+    }
+
+    private mutating func noteTransit(_ timestamp: UInt32, arrival: Double) {
+        let extended: Int64
+        if let newest = newestTimestamp {
+            extended = newest.extended + Int64(Int32(bitPattern: timestamp &- newest.raw))
+            if extended > newest.extended { newestTimestamp = (timestamp, extended) }
+        } else {
+            extended = 0
+            newestTimestamp = (timestamp, 0)
+        }
+        let transit = arrival - Double(extended) / settings.clockRate
+        if transits.count < settings.window {
+            transits.append(transit)
+        } else {
+            transits[nextTransit] = transit
+            nextTransit = (nextTransit + 1) % settings.window
+        }
+    }
 }

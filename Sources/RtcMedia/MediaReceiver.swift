@@ -89,7 +89,7 @@ public final class MediaReceiver: @unchecked Sendable {
     private var audioStart: (timestamp: UInt32, offset: Double)?
     /// Guards everything below.
     private let lock = NSLock()
-    private var jitter = JitterBuffer()
+    private var jitter: JitterBuffer
     private var assembler = Vp8FrameAssembler()
     private var audioDecoder: OpusAudioDecoder?
     private var videoDecoder: Vp8VideoDecoder?
@@ -128,6 +128,7 @@ public final class MediaReceiver: @unchecked Sendable {
         self.recording = recording
         self.webm = webm
         stats = Stats(kind: kind.rawValue, mid: mid)
+        jitter = JitterBuffer(settings: kind == .audio ? .audio : .video)
         // A recording of received packets only (Ogg Opus, IVF) needs no decoding.
         let decodes = recording.map { !$0.formats.isDisjoint(with: [.wav, .y4m]) } ?? true
         switch kind {
@@ -162,8 +163,7 @@ public final class MediaReceiver: @unchecked Sendable {
         peer.receiveRtp(mid: mid) { [weak self] received in self?.handle(received.packet) }
         let ticker = Task { [weak self] in
             while !Task.isCancelled {
-                let waiting = self?.waiting ?? false
-                try? await Task.sleep(for: waiting ? Self.tick : Self.idleTick)
+                try? await Task.sleep(for: self?.nextTick ?? Self.idleTick)
                 await self?.tick()
             }
         }
@@ -181,7 +181,17 @@ public final class MediaReceiver: @unchecked Sendable {
     static let idleTick = Duration.milliseconds(100)
 
     private var isWaiting: Bool { !jitter.isEmpty || keyframeWanted || senderClock == nil }
-    private var waiting: Bool { lock.withLock { isWaiting } }
+
+    /// Until the next look: the tick while something is awaited, sooner when a
+    /// gap is due to be given up (so it holds packets no longer than its wait).
+    private var nextTick: Duration {
+        lock.withLock {
+            guard isWaiting else { return Self.idleTick }
+            guard let deadline = jitter.gapDeadline else { return Self.tick }
+            let seconds = min(max(deadline - now(), 0.001), Self.tick.inSeconds)
+            return .microseconds(Int64(seconds * 1e6))
+        }
+    }
 
     /// On the delivering thread.
     private func handle(_ packet: RtpPacket) {
@@ -264,6 +274,7 @@ public final class MediaReceiver: @unchecked Sendable {
                 senderClock = clock
                 stats.jitter = peerStats.inbound.first { $0.ssrc == ssrc }?.jitter ?? stats.jitter
                 stats.roundTripTime = peerStats.roundTripTime
+                jitter.roundTrip = peerStats.roundTripTime
             }
         }
         if let requests { send(requests) }

@@ -1,0 +1,114 @@
+import RtcMedia
+import RtcRTP
+import TestSupport
+import Testing
+
+/// The jitter buffer's wait follows the network: a lost packet holds the
+/// ones behind it about as long as the delay varies, not a fixed time.
+@Suite struct AdaptiveJitterTests {
+    /// Audio packets every 20 ms through a network whose one-way delay is
+    /// `delay` ± `jitter` (uniform, so packets reorder) and loses `loss` of
+    /// them; the buffer is looked at every millisecond. Returns how long each
+    /// played packet was held after it arrived, and the buffer.
+    static func play(
+        packets: Int, delay: Double, jitter: Double, loss: Double, seed: UInt64
+    ) -> (holds: [Double], buffer: JitterBuffer) {
+        var random = SplitMix(seed: seed)
+        var arrivals: [(time: Double, packet: RtpPacket)] = []
+        for index in 0..<packets where Double.random(in: 0..<1, using: &random) >= loss {
+            let sent = Double(index) * 0.02
+            let packet = RtpPacket(
+                payloadType: 111, sequenceNumber: UInt16(truncatingIfNeeded: 40000 + index),
+                timestamp: UInt32(truncatingIfNeeded: 1_000_000 + index * 960), ssrc: 9, payload: [1])
+            arrivals.append((sent + delay + Double.random(in: -jitter...jitter, using: &random), packet))
+        }
+        arrivals.sort { $0.time < $1.time }
+        var buffer = JitterBuffer(settings: .audio)
+        var arrivedAt: [UInt16: Double] = [:]
+        var holds: [Double] = []
+        var next = 0
+        var now = 0.0
+        while next < arrivals.count || !buffer.isEmpty {
+            while next < arrivals.count, arrivals[next].time <= now {
+                buffer.insert(arrivals[next].packet, arrival: arrivals[next].time)
+                arrivedAt[arrivals[next].packet.sequenceNumber] = arrivals[next].time
+                next += 1
+            }
+            for case .packet(let packet) in buffer.pop(now: now) {
+                holds.append(now - (arrivedAt[packet.sequenceNumber] ?? now))
+            }
+            now += 0.001
+        }
+        return (holds, buffer)
+    }
+
+    @Test func underThirtyPlusMinusTenMsALossHoldsNoMoreThanTheJitterAndTwentyMs() {
+        let (holds, buffer) = Self.play(packets: 1500, delay: 0.030, jitter: 0.010, loss: 0.02, seed: 7)
+        let longest = holds.max() ?? 0
+        // ±10 ms of jitter, + 20 ms; the buffer is looked at every millisecond.
+        #expect(longest <= 0.010 + 0.020 + 0.001, "held a packet \(longest * 1000) ms")
+        #expect(buffer.lost > 0, "the losses were given up, not waited for forever")
+        // Reordered packets still play: few arrive after their gap was given up.
+        #expect(Double(buffer.late) < 0.01 * 1500, "\(buffer.late) packets came too late")
+        #expect(buffer.delayVariation > 0.015 && buffer.delayVariation < 0.021)
+    }
+
+    @Test func onASteadyNetworkALossCostsOnlyTheMargin() {
+        let (holds, buffer) = Self.play(packets: 500, delay: 0.030, jitter: 0, loss: 0.05, seed: 3)
+        #expect((holds.max() ?? 0) <= JitterBuffer.Settings.audio.margin + 0.001)
+        #expect(abs(buffer.currentWait - JitterBuffer.Settings.audio.margin) < 1e-6)
+        #expect(buffer.late == 0)
+    }
+
+    @Test func theWaitGrowsWithTheJitterAndShrinksWhenItCalms() {
+        var buffer = JitterBuffer(settings: .audio)
+        var random = SplitMix(seed: 11)
+        var index = 0
+        func send(_ count: Int, jitter: Double) {
+            for _ in 0..<count {
+                let packet = RtpPacket(
+                    payloadType: 111, sequenceNumber: UInt16(truncatingIfNeeded: index),
+                    timestamp: UInt32(truncatingIfNeeded: index * 960), ssrc: 9, payload: [1])
+                buffer.insert(packet, arrival: Double(index) * 0.02 + Double.random(in: 0...jitter, using: &random))
+                _ = buffer.pop(now: Double(index) * 0.02 + 0.2)
+                index += 1
+            }
+        }
+        send(200, jitter: 0)
+        let calm = buffer.currentWait
+        send(200, jitter: 0.060)
+        let rough = buffer.currentWait
+        send(200, jitter: 0)
+        #expect(calm < 0.011 && rough > 0.05 && buffer.currentWait < 0.011, "\(calm) \(rough) \(buffer.currentWait)")
+        #expect(rough <= JitterBuffer.Settings.audio.maxWait)
+    }
+
+    @Test func videoAlsoWaitsForItsNacksToBeAnswered() {
+        var buffer = JitterBuffer(settings: .video)
+        #expect(abs(buffer.currentWait - (0.01 + 3 * 0.04)) < 1e-9)
+        buffer.roundTrip = 0.05  // NACKs answered one round trip later
+        #expect(abs(buffer.currentWait - (0.01 + 3 * 0.05)) < 1e-9)
+        buffer.roundTrip = 1  // capped
+        #expect(buffer.currentWait == JitterBuffer.Settings.video.maxWait)
+    }
+}
+
+extension AdaptiveJitterTests {
+    @Test func aGapSaysWhenItWillBeGivenUp() {
+        var buffer = JitterBuffer(settings: .audio)
+        let packet = { (sequence: UInt16) in
+            RtpPacket(
+                payloadType: 111, sequenceNumber: sequence, timestamp: UInt32(sequence) * 960, ssrc: 9, payload: [1])
+        }
+        buffer.insert(packet(1), arrival: 0.02)
+        _ = buffer.pop(now: 0.02)
+        #expect(buffer.gapDeadline == nil)  // nothing held
+        buffer.insert(packet(3), arrival: 0.06)
+        _ = buffer.pop(now: 0.06)
+        let deadline = try? #require(buffer.gapDeadline)
+        #expect(abs((deadline ?? 0) - (0.06 + buffer.currentWait)) < 1e-9)
+        #expect(buffer.pop(now: (deadline ?? 0) - 0.0005).isEmpty)
+        #expect(buffer.pop(now: deadline ?? 0).count == 2)  // lost 1, then 3
+        #expect(buffer.gapDeadline == nil)
+    }
+}
