@@ -56,6 +56,7 @@ bench: setup
 	python3 scripts/bench_friend_file.py .build/release/carrier
 	python3 scripts/bench_forward.py .build/release/carrier
 	python3 scripts/bench_calls.py .build/release/carrier
+	python3 scripts/bench_concurrency.py .build/release/carrier
 
 # A long-running node that short-lived peers come to and leave (PEERS each,
 # default 200): new identities that befriend it, then one identity started

@@ -24,8 +24,10 @@ final class ControlServer: Sendable {
     private let listener: Int32
     private let context: DaemonContext
     private let connections = Mutex(0)
-    /// Clients served at once; more are told to come back later.
-    static let maxConnections = 64
+    /// Clients served at once (each holds a thread while its command runs: a
+    /// bot placing a hundred calls at once holds a hundred); more are told to
+    /// come back later.
+    static let maxConnections = 512
 
     init(path: String, context: DaemonContext) throws {
         self.path = path
