@@ -61,11 +61,16 @@ bench: setup
 # A long-running node that short-lived peers come to and leave (PEERS each,
 # default 200): new identities that befriend it, then one identity started
 # again and again to message it. Reports the seconds each took to reach it.
+# Then an answering bot that takes CALLS calls one after another (files,
+# Ctrl-C, callers killed mid-call) must end with the threads, descriptors and
+# heap it had after ten (scripts/soak_calls.py).
 PEERS ?= 200
+CALLS ?= 200
 soak: setup
 	$(SWIFT) build $(RELEASE) --product carrier
 	PEERS=$(PEERS) MODE=new python3 scripts/soak_reachability.py .build/release/carrier
 	PEERS=$(PEERS) MODE=same python3 scripts/soak_reachability.py .build/release/carrier
+	CALLS=$(CALLS) python3 scripts/soak_calls.py .build/release/carrier
 
 # Fuzzing: libFuzzer with AddressSanitizer over every parser of network bytes
 # (Sources/FuzzTargets). `make fuzz` runs each target for FUZZ_SECONDS (default

@@ -125,7 +125,7 @@ let package = Package(
             dependencies: [
                 "CarrierNode", "ExpressServer", "RtcPeer", "RtcMedia", "RtcFileTransfer", "RtcCalls",
                 "CarrierSessions", "CarrierSignaling",
-                "AsyncExtras",
+                "AsyncExtras", "CShim",
             ],
             swiftSettings: strict),
 

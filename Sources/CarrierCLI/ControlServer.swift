@@ -13,7 +13,8 @@ import Synchronization
 ///   daemon's node; answers with `{"out":LINE}` and `{"err":LINE}` lines and
 ///   a last `{"exit":CODE}`. `{"op":"stop"}` on the same connection, or
 ///   closing it, stops the command as Ctrl-C would.
-/// - `{"op":"status"}`: one line, the node's identity and friends.
+/// - `{"op":"status"}`: one line, the node's identity and friends, and the
+///   process's threads, descriptors and memory.
 /// - `{"op":"events"}`: the node's events, one JSON object per line (as
 ///   `carrier listen --json` prints them), until the client closes.
 ///
@@ -168,6 +169,7 @@ final class ControlServer: Sendable {
         return [
             "userId": node.userId.description, "address": await node.address().description, "pid": Int(getpid()),
             "online": await node.ready, "friends": friends, "socket": path,
+            "process": ProcessResources.snapshot(),
         ]
     }
 

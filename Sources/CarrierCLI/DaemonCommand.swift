@@ -23,7 +23,8 @@ struct DaemonCommand: Command {
 
         The socket speaks JSON lines (docs/daemon.md): {"op":"run","args":[…],
         "cwd":…} runs a command line; {"op":"status"} returns the node's
-        identity and friends; {"op":"events"} streams the node's events.
+        identity and friends, and the process's threads, descriptors and memory;
+        {"op":"events"} streams the node's events.
         """
     static let valued = ListenCommand.valued
     static let flags = ListenCommand.flags

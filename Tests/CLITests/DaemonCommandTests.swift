@@ -55,6 +55,9 @@ import Testing
         #expect(status["userId"] as? String == ready["userId"] as? String)
         let friends = status["friends"] as? [[String: Any]]
         #expect(friends?.first?["userId"] as? String == bobUser && friends?.first?["online"] as? Bool == true)
+        let process = status["process"] as? [String: Any]
+        #expect((process?["threads"] as? Int ?? 0) > 1 && (process?["fds"] as? Int ?? 0) > 3)
+        #expect((process?["heapKB"] as? Int ?? 0) > 0 && (process?["rssKB"] as? Int ?? 0) > 0)
         #expect(json(try Self.request(socket, "not json"))?["error"] != nil)
         let notRouted = json(try Self.request(socket, #"{"op":"run","args":["listen"]}"#))
         #expect((notRouted?["err"] as? String)?.contains("the daemon runs only") == true)
