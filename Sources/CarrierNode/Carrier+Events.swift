@@ -4,6 +4,7 @@ extension Carrier {
         switch event {
         case .selfConnection(let isConnected):
             connected = isConnected
+            rebootstrap.connectionChanged(connected: isConnected, now: clock.now)
             emit(.connection(connected: isConnected))
             if isConnected, !isReady {
                 isReady = true

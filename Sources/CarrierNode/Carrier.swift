@@ -29,6 +29,8 @@ public actor Carrier {
     var killed = false
     var connected = false
     var isReady = false
+    /// When to ask the bootstrap nodes again while off the network.
+    var rebootstrap: RebootstrapSchedule
     var dirty = false
     var lastActivity: ContinuousClock.Instant
 
@@ -129,6 +131,7 @@ public actor Carrier {
         guard let id = UserId(publicKey: key) else { throw .tox(function: "tox_self_get_public_key", code: -1) }
         userId = id
         lastActivity = clock.now
+        rebootstrap = RebootstrapSchedule(startedAt: clock.now)
         let limits = FragmentAssembler<UserId>.Limits(maxTotal: Self.maxInviteSize, timeout: options.fragmentTimeout)
         bulkAssembler = FragmentAssembler(
             limits: .init(maxTotal: Self.maxMessageSize, timeout: options.fragmentTimeout))
@@ -159,6 +162,7 @@ public actor Carrier {
         guard !killed else { throw .notRunning }
         guard !running else { return }
         for node in options.bootstrapNodes { bootstrap(node) }
+        rebootstrap = RebootstrapSchedule(startedAt: clock.now)
         let waker = waker
         socketWatch = udpPort().flatMap { SocketWatch(udpPort: $0) { waker.wake() } }
         running = true
@@ -211,6 +215,11 @@ public actor Carrier {
         tox_iterate(tox, buffer.pointer)
         socketWatch?.rearm()
         for event in buffer.drain() { handle(event) }
+        if rebootstrap.isDue(now: clock.now), !options.bootstrapNodes.isEmpty {
+            counters.rebootstraps += 1
+            Self.log.info("off the network: asking the \(options.bootstrapNodes.count) bootstrap node(s) again")
+            for node in options.bootstrapNodes { bootstrap(node) }
+        }
         flushOutgoing()
         flushFileChunks()
         expire(now: clock.now)

@@ -113,4 +113,6 @@ public struct NodeStats: Equatable, Sendable {
     public var unknownExtension = 0
     public var messagesSent = 0
     public var messagesReceived = 0
+    /// Times the node, off the network, asked its bootstrap nodes again.
+    public var rebootstraps = 0
 }
