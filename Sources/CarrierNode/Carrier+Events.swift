@@ -3,6 +3,9 @@ extension Carrier {
     func handle(_ event: ToxEvent) {
         switch event {
         case .selfConnection(let isConnected):
+            if connected, !isConnected {
+                Self.log.warning("lost the network; asking the bootstrap nodes again in 10 s")
+            }
             connected = isConnected
             rebootstrap.connectionChanged(connected: isConnected, now: clock.now)
             emit(.connection(connected: isConnected))

@@ -294,7 +294,13 @@ public actor Carrier {
         await wait(timeout: timeout, until: .ready)
     }
 
+    /// Whether the node has joined the network since it started (it stays
+    /// true: see `online` for now).
     public var ready: Bool { isReady }
+
+    /// Whether the node is on the network now, as toxcore last said (a
+    /// node that lost it says so here, in a `.connection` event and in its log).
+    public var online: Bool { connected }
 
     public func stats() -> NodeStats { counters }
 

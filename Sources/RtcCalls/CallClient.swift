@@ -95,7 +95,7 @@ public actor CallClient {
             if let session = sessions.removeValue(forKey: id) {
                 // Kept until its last statistics are copied out, then let go: a
                 // closed session still holds its connection's objects (measured:
-                // about 80 kB a call, kept for the last 256 calls).
+                // about 80 kB a call, kept for the last `endedCallsKept` calls).
                 endedSessions[id] = session
                 Task { [weak self] in
                     let (sent, received) = await session.mediaStats()
@@ -116,8 +116,9 @@ public actor CallClient {
         for continuation in subscribers.values { continuation.yield(event) }
     }
 
-    /// Ended calls whose `call(_:)` and `mediaStats(_:)` stay available.
-    public static let endedCallsKept = 256
+    /// Ended calls whose `call(_:)` and `mediaStats(_:)` stay available
+    /// (about 5 kB each: a bot that takes calls for weeks holds at most this many).
+    public static let endedCallsKept = 64
     private var endedOrder: [String] = []
 
     // MARK: Calls

@@ -52,7 +52,7 @@ import Testing
 
         // The socket's own requests: status, and a bad request gets an error, not a hang.
         let status = try #require(json(try Self.request(socket, #"{"op":"status"}"#)))
-        #expect(status["userId"] as? String == ready["userId"] as? String)
+        #expect(status["userId"] as? String == ready["userId"] as? String && status["online"] as? Bool == true)
         let friends = status["friends"] as? [[String: Any]]
         #expect(friends?.first?["userId"] as? String == bobUser && friends?.first?["online"] as? Bool == true)
         let process = status["process"] as? [String: Any]

@@ -49,7 +49,7 @@ import Testing
     /// 30 calls in a row between two clients in one process, after ten to warm
     /// up: the thread and descriptor counts are back to what they were, and
     /// the heap grew by less than 2 MB for both clients (each keeps the
-    /// outcome and statistics of its last 256 calls, a few kB each). It found
+    /// outcome and statistics of its last 64 calls, about 5 kB each). It found
     /// a media pacer kept alive by its own thread with its source's open file
     /// (two descriptors and 340 kB a call), closed transports that kept their
     /// TLS, SRTP and SCTP state, and ended calls kept whole for their statistics.

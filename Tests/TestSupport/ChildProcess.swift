@@ -26,6 +26,12 @@ public final class ChildProcess: @unchecked Sendable {
             .deletingLastPathComponent().appendingPathComponent(".build/debug/carrier")
     }
 
+    /// The repository's root directory (scripts/, media/).
+    public static var repositoryRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+
     /// A script in Tests/Interop/.
     public static func interopScript(_ name: String) -> String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
