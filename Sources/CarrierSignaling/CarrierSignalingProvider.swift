@@ -15,7 +15,9 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
     /// The extension calls use; sessions use their own (`session`) so that a
     /// node can take sessions without answering calls, and the other way round.
     public static let extensionName = "carrier"
+    /// The node the signals travel over.
     public let carrier: Carrier
+    /// The invite extension the signals use (`carrier`, or `session`).
     public let extensionName: String
     private let stream: AsyncStream<SignalingInput>
     private let continuation: AsyncStream<SignalingInput>.Continuation
@@ -53,6 +55,7 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
 
     deinit { listener.cancel() }
 
+    /// Sends a signal as an invite to `peer:extension`; a reply that is not status 0 comes back as `.undelivered`.
     public func send(_ signal: RtcSignal, to peer: String) async throws(SignalError) {
         let data = signal.encoded()
         guard data.count <= Carrier.maxInviteSize else { throw .tooLarge(data.count) }
@@ -68,6 +71,7 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
         }
     }
 
+    /// Friends' signals (and what did not decode), in the order they came.
     public func inputs() async -> AsyncStream<SignalingInput> { stream }
 
     private static let log = Logger("calls")
@@ -80,6 +84,7 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
         }
     }
 
+    /// The servers given at init, and the TURN server the node's Express nodes hand out, with fresh credentials.
     public func iceServers() async -> [PeerConfiguration.IceServer] {
         guard await carrier.hasExpress, let turn = await Self.turn(carrier) else { return extraServers }
         return extraServers

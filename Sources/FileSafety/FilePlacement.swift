@@ -9,7 +9,9 @@
 /// Each attempt is an atomic `link(2)` that fails if the name exists, so two
 /// receivers racing for one name both keep their files.
 public enum FilePlacement {
+    /// Why a file could not be placed.
     public struct Failure: Error, CustomStringConvertible {
+        /// What went wrong, in words for the sender and the log.
         public let description: String
     }
 

@@ -2,6 +2,7 @@
 /// receive directory: one path component, no control characters, not hidden,
 /// never `.` or `..`, at most `maxBytes` of UTF-8.
 public enum SafeFileName {
+    /// The longest name kept, in UTF-8 bytes (file systems allow 255).
     public static let maxBytes = 200
 
     /// The safe form of `name`; `fallback` when nothing usable is left.

@@ -10,6 +10,7 @@ public final class DtlsCertificate: @unchecked Sendable {
     /// The certificate's SHA-256 fingerprint, for `a=fingerprint:sha-256`.
     public let sha256: [UInt8]
 
+    /// OpenSSL could not make the key or certificate (its error queue, as text).
     public enum CertificateError: Error, Sendable { case openSSL(String) }
 
     /// Generates a fresh key pair and a certificate valid from a day ago for 30 days.

@@ -9,6 +9,7 @@ import RtcSRTP
 ///
 /// Not thread-safe: one owner drives it.
 public final class DtlsTransport {
+    /// Which side starts the handshake, from the SDP's `a=setup`.
     public enum Role: Sendable {
         /// Sends the ClientHello (`a=setup:active`).
         case client
@@ -16,6 +17,7 @@ public final class DtlsTransport {
         case server
     }
 
+    /// What a datagram or a timer tick produced.
     public enum Event: Equatable, Sendable {
         /// Handshake done and the peer's certificate matched its fingerprint.
         case connected(srtpProfile: SrtpProfile?, srtpKeys: SrtpKeys?)
@@ -25,12 +27,14 @@ public final class DtlsTransport {
         case failed(DtlsError)
     }
 
+    /// Why the handshake or the connection failed.
     public enum DtlsError: Error, Equatable, Sendable, CustomStringConvertible {
         case fingerprintMismatch(String)
         case noPeerCertificate
         case handshake(String)
         case notConnected
 
+        /// What went wrong, in words for a log or a user.
         public var description: String {
             switch self {
             case .fingerprintMismatch(let detail):
@@ -44,16 +48,22 @@ public final class DtlsTransport {
 
     /// A fingerprint the peer's certificate must match: SDP hash name and digest.
     public struct RemoteFingerprint: Equatable, Sendable {
+        /// The SDP hash name (`sha-256`), lowercased.
         public var algorithm: String
+        /// The certificate's digest under that hash.
         public var bytes: [UInt8]
+        /// A fingerprint as the peer's `a=fingerprint` gives it.
         public init(algorithm: String, bytes: [UInt8]) {
             self.algorithm = algorithm.lowercased()
             self.bytes = bytes
         }
     }
 
+    /// Client or server, fixed for the transport's life.
     public let role: Role
+    /// Where the handshake and the connection are now.
     public private(set) var state: State = .new
+    /// Where the handshake and the connection are.
     public enum State: Equatable, Sendable { case new, connecting, connected, closed, failed }
 
     private let context: DtlsContext
@@ -65,6 +75,7 @@ public final class DtlsTransport {
     /// Larger than any datagram we accept from the network.
     public static let maxDatagram = 16 * 1024
 
+    /// A transport with a context of its own (one certificate, the SRTP profiles offered); `mtu` bounds each record's datagram.
     public convenience init(
         role: Role, certificate: DtlsCertificate, remoteFingerprints: [RemoteFingerprint],
         srtpProfiles: [SrtpProfile] = [.aeadAes128Gcm, .aes128CmHmacSha1_80], mtu: Int = 1200
@@ -233,6 +244,7 @@ public final class DtlsTransport {
 public final class DtlsContext: @unchecked Sendable {
     let context: OpaquePointer  // SSL_CTX, read-only once made
 
+    /// The context for one peer connection's certificate and SRTP profiles.
     public init(
         certificate: DtlsCertificate, srtpProfiles: [SrtpProfile] = [.aeadAes128Gcm, .aes128CmHmacSha1_80]
     ) throws(DtlsTransport.DtlsError) {

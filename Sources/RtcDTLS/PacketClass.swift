@@ -3,6 +3,7 @@
 public enum PacketClass: Sendable, Equatable {
     case stun, dtls, rtp, unknown
 
+    /// Classifies a datagram by its first byte.
     public init(_ datagram: [UInt8]) {
         guard let first = datagram.first else {
             self = .unknown

@@ -11,6 +11,7 @@ import Foundation
 /// GLib thread (`onEvent`, `onPacket`); handlers must be quick and must not
 /// block that thread.
 public final class IceAgent: @unchecked Sendable {
+    /// How this agent gathers and checks, as it was made.
     public let configuration: IceConfiguration
     private let loop: GLibLoopThread
     private let agent: OpaquePointer
@@ -30,11 +31,13 @@ public final class IceAgent: @unchecked Sendable {
         }
     }
 
+    /// Why the agent could not be set up or could not use a candidate.
     public enum IceError: Error, Sendable, Equatable, CustomStringConvertible {
         case setup(String)
         case badCandidate(String)
         case closed
 
+        /// What went wrong, in words for a log or a user.
         public var description: String {
             switch self {
             case .setup(let why): "ICE setup failed: \(why)"
@@ -44,6 +47,7 @@ public final class IceAgent: @unchecked Sendable {
         }
     }
 
+    /// An agent with one RTCP-muxed component; `onEvent` and `onPacket` run on its GLib thread.
     public init(
         configuration: IceConfiguration, onEvent: @escaping @Sendable (IceEvent) -> Void,
         onPacket: @escaping @Sendable ([UInt8]) -> Void
@@ -132,6 +136,7 @@ public final class IceAgent: @unchecked Sendable {
         guard started else { throw .setup("gathering failed to start") }
     }
 
+    /// Our ICE username fragment and password, for `a=ice-ufrag` and `a=ice-pwd`.
     public var localCredentials: (ufrag: String, pwd: String) {
         whileOpen(("", "")) { credentials() }
     }
@@ -147,6 +152,7 @@ public final class IceAgent: @unchecked Sendable {
         return (ufrag.map { String(cString: $0) } ?? "", pwd.map { String(cString: $0) } ?? "")
     }
 
+    /// The peer's `a=ice-ufrag` and `a=ice-pwd`; set before its candidates are checked.
     public func setRemoteCredentials(ufrag: String, pwd: String) {
         whileOpen(()) { _ = nice_agent_set_remote_credentials(agent, streamId, ufrag, pwd) }
     }

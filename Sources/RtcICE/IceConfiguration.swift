@@ -1,14 +1,21 @@
 /// How an ICE agent gathers and checks candidates.
 public struct IceConfiguration: Sendable {
+    /// A TURN server to gather relay candidates from.
     public struct TurnServer: Sendable, Equatable {
+        /// How the agent reaches the TURN server.
         public enum Transport: Sendable { case udp, tcp, tls }
         /// An IP address: libnice does not resolve names.
         public var host: String
+        /// The TURN server's port (3478 usually).
         public var port: UInt16
+        /// The TURN username (for REST credentials, `expiry:user`).
         public var username: String
+        /// The TURN password; never logged.
         public var password: String
+        /// UDP unless told otherwise.
         public var transport: Transport
 
+        /// A TURN server at an IP address.
         public init(host: String, port: UInt16, username: String, password: String, transport: Transport = .udp) {
             self.host = host
             self.port = port
@@ -22,6 +29,7 @@ public struct IceConfiguration: Sendable {
     public var controlling: Bool
     /// STUN server for server-reflexive candidates (IP and port).
     public var stunServer: (host: String, port: UInt16)?
+    /// TURN servers for relay candidates.
     public var turnServers: [TurnServer] = []
     /// Local addresses to gather host candidates on. Empty means every
     /// interface but loopback (libnice's default); `["127.0.0.1"]` keeps a test on loopback.
@@ -36,8 +44,10 @@ public struct IceConfiguration: Sendable {
     /// Gather TCP host candidates as well (off: it slows UDP-only setups down).
     public var tcpCandidates = false
 
+    /// A configuration with the defaults above.
     public init(controlling: Bool) { self.controlling = controlling }
 
+    /// Equal in what decides the candidates gathered and the role.
     public static func == (lhs: IceConfiguration, rhs: IceConfiguration) -> Bool {
         lhs.controlling == rhs.controlling && lhs.turnServers == rhs.turnServers
             && lhs.localAddresses == rhs.localAddresses && lhs.relayOnly == rhs.relayOnly
@@ -49,6 +59,7 @@ public enum IceState: String, Sendable {
     case new, gathering, checking, connected, completed, failed, disconnected, closed
 }
 
+/// What an ICE agent reports, on its GLib thread.
 public enum IceEvent: Sendable, Equatable {
     /// A local candidate to signal (the SDP attribute value, `candidate:...`).
     case localCandidate(String)

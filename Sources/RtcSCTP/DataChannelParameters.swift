@@ -1,7 +1,10 @@
 /// How a data channel delivers (RFC 8831 §6.1, RFC 8832 §5.1).
 public struct DataChannelParameters: Equatable, Sendable {
+    /// The channel's name, as the application chose it (DCEP label).
     public var label: String
+    /// The subprotocol the application runs on the channel (DCEP protocol), empty if none.
     public var `protocol`: String
+    /// Whether messages arrive in the order they were sent.
     public var ordered: Bool
     /// Partial reliability: give up after this many retransmissions…
     public var maxRetransmits: UInt32?
@@ -9,8 +12,10 @@ public struct DataChannelParameters: Equatable, Sendable {
     public var maxLifetimeMilliseconds: UInt32?
     /// A pre-negotiated channel (`negotiated: true`) on this stream id: no DCEP.
     public var negotiatedId: UInt16?
+    /// The DCEP priority (256: normal); carried, not acted on.
     public var priority: UInt16
 
+    /// A reliable, ordered channel unless told otherwise.
     public init(
         label: String, protocol: String = "", ordered: Bool = true, maxRetransmits: UInt32? = nil,
         maxLifetimeMilliseconds: UInt32? = nil, negotiatedId: UInt16? = nil, priority: UInt16 = 256
@@ -24,6 +29,7 @@ public struct DataChannelParameters: Equatable, Sendable {
         self.priority = priority
     }
 
+    /// Whether every message is retransmitted until it arrives.
     public var isReliable: Bool { maxRetransmits == nil && maxLifetimeMilliseconds == nil }
 
     /// The DCEP channel type byte.

@@ -117,6 +117,7 @@ struct DataChannelRegistry {
     }
 }
 
+/// Why a data channel could not be opened or could not send.
 public enum DataChannelError: Error, Equatable, Sendable, CustomStringConvertible {
     case noStreamAvailable
     case idInUse(UInt16)
@@ -125,6 +126,7 @@ public enum DataChannelError: Error, Equatable, Sendable, CustomStringConvertibl
     case associationClosed
     case sctp(String)
 
+    /// What went wrong, in words for a log or a user.
     public var description: String {
         switch self {
         case .noStreamAvailable: "no free SCTP stream for another data channel"

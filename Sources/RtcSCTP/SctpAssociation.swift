@@ -10,6 +10,7 @@ import Foundation
 /// send) and `onEvent` are called on that queue: hop off it before doing
 /// anything slow.
 public final class SctpAssociation: @unchecked Sendable {
+    /// What the association reports, on its queue.
     public enum Event: Sendable, Equatable {
         case connected
         case channelOpen(id: UInt16, parameters: DataChannelParameters, remote: Bool)
@@ -25,7 +26,9 @@ public final class SctpAssociation: @unchecked Sendable {
     /// The largest message we accept (advertised as `a=max-message-size`).
     public static let maxMessageSize = 1 << 20
 
+    /// Our SCTP port (`a=sctp-port`, 5000 unless the SDP says otherwise).
     public let localPort: UInt16
+    /// The peer's SCTP port, from its SDP.
     public let remotePort: UInt16
     private let onOutbound: @Sendable ([UInt8]) -> Void
     private let onEvent: @Sendable (Event) -> Void
@@ -61,6 +64,7 @@ public final class SctpAssociation: @unchecked Sendable {
     private let sharedLock = NSLock()
     private var shared = Shared()
 
+    /// An association over DTLS: `onOutbound` gets each SCTP packet to encrypt and send, `onEvent` what happens; the DTLS client connects, the server listens.
     public init(
         isDtlsClient: Bool, localPort: UInt16 = 5000, remotePort: UInt16 = 5000,
         onOutbound: @escaping @Sendable ([UInt8]) -> Void, onEvent: @escaping @Sendable (Event) -> Void
