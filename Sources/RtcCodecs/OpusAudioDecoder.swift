@@ -3,12 +3,14 @@ import COpus
 /// Opus decoder (libopus) at 48 kHz with packet-loss concealment and FEC recovery.
 /// Not thread-safe: one owner decodes at a time.
 public final class OpusAudioDecoder: @unchecked Sendable {
+    /// Channels it decodes to (1 or 2), whatever the packets carry.
     public let channels: Int
     private let decoder: OpaquePointer
     /// Up to 120 ms per packet (RFC 6716 §3.2.5).
     private var pcm: [Int16]
     private var lastFrameSamples = OpusAudioEncoder.frameSamples
 
+    /// A 48 kHz decoder to 1 or 2 channels.
     public init(channels: Int = 2) throws(CodecError) {
         guard channels == 1 || channels == 2 else { throw .badSettings("Opus decodes to 1 or 2 channels") }
         var error: Int32 = 0

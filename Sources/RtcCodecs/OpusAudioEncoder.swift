@@ -4,8 +4,11 @@ import CShim
 /// Opus encoder (libopus) at 48 kHz, mono or stereo, 20 ms frames by default.
 /// Not thread-safe: one owner encodes at a time.
 public final class OpusAudioEncoder: @unchecked Sendable {
+    /// How the encoder encodes (channels, bitrate, FEC, DTX, complexity).
     public struct Settings: Sendable, Equatable {
+        /// 1 or 2.
         public var channels: Int
+        /// Target bits per second (64 kb/s by default).
         public var bitrate: Int
         /// In-band forward error correction (RFC 6716 §2.1.7): a low-bitrate copy
         /// of the previous frame that a receiver can use when one packet is lost.
@@ -18,6 +21,7 @@ public final class OpusAudioEncoder: @unchecked Sendable {
         /// (libopus defaults to 10, for little audible gain at these bitrates).
         public var complexity: Int = 9
 
+        /// Stereo at 64 kb/s with in-band FEC for 5% loss, no DTX, unless told otherwise.
         public init(
             channels: Int = 2, bitrate: Int = 64_000, inbandFec: Bool = true, dtx: Bool = false,
             expectedLossPercent: Int = 5
@@ -30,14 +34,17 @@ public final class OpusAudioEncoder: @unchecked Sendable {
         }
     }
 
+    /// Opus in WebRTC runs at 48 kHz (RFC 7587).
     public static let sampleRate = 48000
     /// 20 ms at 48 kHz.
     public static let frameSamples = 960
 
+    /// The settings it was made with.
     public let settings: Settings
     private let encoder: OpaquePointer
     private var output = [UInt8](repeating: 0, count: 4000)
 
+    /// An encoder for 20 ms frames with these settings.
     public init(_ settings: Settings = Settings()) throws(CodecError) {
         guard settings.channels == 1 || settings.channels == 2 else {
             throw .badSettings("Opus takes 1 or 2 channels, not \(settings.channels)")
@@ -76,11 +83,13 @@ public final class OpusAudioEncoder: @unchecked Sendable {
     }
 }
 
+/// Why a codec could not be made or could not take its input.
 public enum CodecError: Error, Equatable, Sendable, CustomStringConvertible {
     case badSettings(String)
     case library(String)
     case badInput(String)
 
+    /// What went wrong, in words for a log or a user.
     public var description: String {
         switch self {
         case .badSettings(let why): "codec settings: \(why)"

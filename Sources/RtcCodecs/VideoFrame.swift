@@ -3,16 +3,21 @@ import Foundation
 /// One picture in I420 (planar Y, then U and V at half width and height),
 /// rows packed without padding.
 public struct VideoFrame: Sendable, Equatable {
+    /// Picture width in pixels.
     public var width: Int
+    /// Picture height in pixels.
     public var height: Int
+    /// The Y, U and V planes, one after another (`byteCount` bytes).
     public var data: [UInt8]
 
+    /// A picture from its I420 bytes.
     public init(width: Int, height: Int, data: [UInt8]) {
         self.width = width
         self.height = height
         self.data = data
     }
 
+    /// The bytes of an I420 picture of this size (chroma rounded up for odd sizes).
     public static func byteCount(width: Int, height: Int) -> Int {
         let chromaWidth = (width + 1) / 2
         let chromaHeight = (height + 1) / 2

@@ -8,6 +8,7 @@ public final class Vp8VideoDecoder: @unchecked Sendable {
     /// picture (copy-on-write keeps one it still holds intact).
     private var buffer: [UInt8] = []
 
+    /// A decoder using up to `threads` threads.
     public init(threads: Int = 1) throws(CodecError) {
         guard cshim_vpx_vp8_decoder_init(&context, UInt32(max(threads, 1))) == VPX_CODEC_OK else {
             throw .library("vpx_codec_dec_init: \(Vp8VideoEncoder.lastError(&context))")

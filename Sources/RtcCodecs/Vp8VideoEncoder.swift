@@ -5,10 +5,15 @@ import CVpx
 /// error resilience, a keyframe at a set interval and on request.
 /// Not thread-safe: one owner encodes at a time.
 public final class Vp8VideoEncoder: @unchecked Sendable {
+    /// How the encoder encodes: picture size, rate, bitrate, keyframes, speed.
     public struct Settings: Sendable, Equatable {
+        /// Picture width in pixels (even).
         public var width: Int
+        /// Picture height in pixels (even).
         public var height: Int
+        /// Pictures per second it is given.
         public var framesPerSecond: Int
+        /// Target bits per second (constant bitrate).
         public var bitrate: Int
         /// Frames between keyframes when nobody asks for one.
         public var keyframeInterval: Int
@@ -16,8 +21,10 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
         /// the CPU of 8 for about 2 dB less PSNR at the same bitrate (measured on
         /// 640x480 test patterns): a headless peer spends its CPU elsewhere.
         public var speed: Int
+        /// Encoder threads (1: the sender's thread only).
         public var threads: Int
 
+        /// 30 fps at 1 Mb/s, a keyframe every 300 frames, speed 16, one thread, unless told otherwise.
         public init(
             width: Int, height: Int, framesPerSecond: Int = 30, bitrate: Int = 1_000_000,
             keyframeInterval: Int = 300, speed: Int = 16, threads: Int = 1
@@ -32,16 +39,21 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
         }
     }
 
+    /// One encoded picture.
     public struct Encoded: Sendable, Equatable {
+        /// The VP8 frame, as RFC 7741 packetizes it.
         public var data: [UInt8]
+        /// Whether it decodes without the frames before it.
         public var isKeyframe: Bool
     }
 
+    /// The settings it was made with.
     public let settings: Settings
     private var context = vpx_codec_ctx_t()
     private var image = vpx_image_t()
     private var frameIndex: Int64 = 0
 
+    /// A real-time encoder with these settings.
     public init(_ settings: Settings) throws(CodecError) {
         guard settings.width > 0, settings.height > 0, settings.width % 2 == 0, settings.height % 2 == 0 else {
             throw .badSettings("VP8 needs an even width and height, not \(settings.width)x\(settings.height)")

@@ -8,37 +8,54 @@ import RtcMediaFiles
 ///
 /// Not thread-safe: used by the one sender that owns it.
 public final class MediaContainer: @unchecked Sendable {
+    /// What a track carries.
     public enum TrackKind: String, Sendable { case audio, video }
 
+    /// One track of the file, as libavformat describes it.
     public struct Track: Sendable, Equatable {
+        /// The stream index in the file.
         public var index: Int
+        /// Audio or video.
         public var kind: TrackKind
         /// libavcodec's name for the codec ("opus", "vp8", "h264", "aac", …).
         public var codec: String
+        /// Audio: samples per second (0 for video).
         public var sampleRate = 0
+        /// Audio: channels (0 for video).
         public var channels = 0
+        /// Video: picture width (0 for audio).
         public var width = 0
+        /// Video: picture height (0 for audio).
         public var height = 0
         /// Frames per second, when the file says (video).
         public var framesPerSecond: Double?
 
+        /// Opus: sent as it is, without decoding.
         public var isOpus: Bool { codec == "opus" }
+        /// VP8: sent as it is, without decoding.
         public var isVp8: Bool { codec == "vp8" }
     }
 
+    /// One compressed packet of a track, as the file holds it.
     public struct Packet {
+        /// The packet's bytes.
         public var data: [UInt8]
         /// Seconds from the file's start (its presentation time).
         public var time: Double
+        /// Whether the file marks it a keyframe.
         public var isKeyframe: Bool
     }
 
+    /// The file it reads.
     public let path: String
+    /// The file's audio track (the one libavformat calls best), if any.
     public let audio: Track?
+    /// The file's video track (the one libavformat calls best), if any.
     public let video: Track?
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private let packet: UnsafeMutablePointer<AVPacket>
 
+    /// Opens any file libavformat reads and finds its tracks; an error says why it cannot.
     public init(path: String) throws(MediaFileError) {
         self.path = path
         var context: UnsafeMutablePointer<AVFormatContext>?

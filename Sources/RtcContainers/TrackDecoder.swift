@@ -7,11 +7,13 @@ import RtcMediaFiles
 /// channels (libswresample), or I420 pictures of the track's size, made even
 /// (libswscale).
 public final class TrackDecoder: @unchecked Sendable {
+    /// What a packet decodes to: 48 kHz interleaved PCM, or an I420 picture and its time in seconds.
     public enum Output {
         case audio(AudioFrame)
         case video(VideoFrame, time: Double)
     }
 
+    /// The track it decodes.
     public let track: MediaContainer.Track
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>?
@@ -22,6 +24,7 @@ public final class TrackDecoder: @unchecked Sendable {
     /// Output channels for audio: the track's, at most two.
     public let channels: Int
 
+    /// A decoder for one track of the container.
     public init(_ container: MediaContainer, track: MediaContainer.Track) throws(MediaFileError) {
         self.track = track
         timeBase = container.timeBase(of: track)

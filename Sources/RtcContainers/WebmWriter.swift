@@ -11,8 +11,10 @@ import RtcMediaFiles
 /// with the first keyframe: packets before that are held (a few seconds at most).
 /// Not thread-safe: `WebmRecording` (RtcMedia) serialises its callers.
 public final class WebmWriter: @unchecked Sendable {
+    /// Which track a packet goes to.
     public enum Track: Sendable { case audio, video }
 
+    /// The file it writes.
     public let path: String
     private let wantsAudio: Bool
     private let wantsVideo: Bool
@@ -26,6 +28,7 @@ public final class WebmWriter: @unchecked Sendable {
     /// Packets held before the header at most (about 10 s of audio).
     static let maxHeld = 500
 
+    /// A WebM file with an Opus track, a VP8 track or both.
     public init(path: String, audio: Bool, video: Bool) throws(MediaFileError) {
         self.path = path
         wantsAudio = audio

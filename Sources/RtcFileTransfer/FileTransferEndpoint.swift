@@ -12,18 +12,29 @@ import RtcSCTP
 /// and receives the reference peers' JSON chunks (`ChunkMessage`), and either
 /// side can cancel (`file-cancel`). Every file ends in exactly one outcome.
 public actor FileTransferEndpoint {
+    /// How far a transfer is, reported as it goes.
     public struct Progress: Sendable {
+        /// The file's name, as offered.
         public var name: String
+        /// Bytes done so far.
         public var bytes: UInt64
+        /// The file's size.
         public var total: UInt64
+        /// Whether we send it (or receive it).
         public var sending: Bool
     }
 
+    /// How a transfer ended: exactly one per file, on both sides.
     public struct Outcome: Sendable, Equatable {
+        /// The file's name, as offered.
         public var name: String
+        /// Bytes transferred.
         public var bytes: UInt64
+        /// The SHA-256 of what was transferred, hex.
         public var sha256: String
+        /// Whether the receiver has the whole file with the sender's hash.
         public var ok: Bool
+        /// From the offer to the end.
         public var seconds: Double
         /// Where a received file was saved (nil when sent, or when it failed).
         public var path: String?
@@ -52,6 +63,7 @@ public actor FileTransferEndpoint {
         case binary([UInt8])
     }
 
+    /// Why a file could not be sent.
     public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
         case busy
         case unreadable(String)
@@ -63,6 +75,7 @@ public actor FileTransferEndpoint {
         /// No acknowledgement came within a time that scales with the size.
         case noAcknowledgement(Duration)
 
+        /// What went wrong, in words for a log or a user.
         public var description: String {
             switch self {
             case .cancelled: "the transfer was cancelled"
@@ -138,6 +151,7 @@ public actor FileTransferEndpoint {
         var lastProgress = ContinuousClock.now
     }
 
+    /// An endpoint on an open data channel: files it receives go into `receiveDirectory` (none: refused), up to `maxReceiveSize`; `echo` sends text back; the callbacks report progress, received files and plain messages.
     public init(
         channel: DataChannel, receiveDirectory: String? = nil, maxReceiveSize: UInt64 = defaultMaxReceiveSize,
         echo: Bool = false, peerOpened: Bool = false, onProgress: @escaping @Sendable (Progress) -> Void = { _ in },
