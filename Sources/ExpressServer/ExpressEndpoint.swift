@@ -3,10 +3,14 @@ import CarrierNode
 /// An Express node on the network: the service behind an HTTP server.
 /// (Not named after its module, `ExpressServer`, so the module's names stay qualifiable.)
 public final class ExpressEndpoint: Sendable {
+    /// The service that answers requests.
     public let service: ExpressService
+    /// The HTTP server in front of it.
     public let server: HttpServer
+    /// The address it listens on and names in `entry`.
     public let host: String
 
+    /// Starts the service and its HTTP server on `host:port` (0: a free port).
     public init(host: String = "127.0.0.1", port: UInt16 = 0, configuration: ExpressService.Configuration) throws {
         service = try ExpressService(configuration: configuration)
         self.host = host
@@ -19,5 +23,6 @@ public final class ExpressEndpoint: Sendable {
     /// `host:port:key` for `--express`.
     public var entry: ExpressNode { ExpressNode(host: host, port: server.port, publicKey: service.publicKey) }
 
+    /// Stops serving (the store stays on disk).
     public func stop() { server.stop() }
 }

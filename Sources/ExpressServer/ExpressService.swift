@@ -3,13 +3,18 @@ import Foundation
 
 /// An HTTP request as the service sees it: headers by lower-case name.
 public struct HttpRequest: Sendable {
+    /// The HTTP method (GET, POST, …).
     public var method: String
+    /// The URL path, without the query.
     public var path: String
+    /// Headers by lower-case name.
     public var headers: [String: String]
+    /// The body, up to the size limit.
     public var body: [UInt8]
     /// The body passed the size limit; what came was dropped.
     public var bodyTooLarge = false
 
+    /// A request as the HTTP server parsed it.
     public init(method: String, path: String, headers: [String: String], body: [UInt8], bodyTooLarge: Bool = false) {
         self.method = method
         self.path = path
@@ -19,9 +24,13 @@ public struct HttpRequest: Sendable {
     }
 }
 
+/// What the service answers.
 public struct HttpResponse: Sendable, Equatable {
+    /// The HTTP status.
     public var status: Int
+    /// Headers to send.
     public var headers: [String: String]
+    /// The body to send.
     public var body: [UInt8]
 
     init(_ status: Int, _ text: String, headers: [String: String] = [:]) {
@@ -34,6 +43,7 @@ public struct HttpResponse: Sendable, Equatable {
         self.body = body
     }
 
+    /// The body as UTF-8 text (for tests and logs).
     public var text: String { String(decoding: body, as: UTF8.self) }
 }
 
@@ -42,20 +52,28 @@ public struct HttpResponse: Sendable, Equatable {
 /// docs/express.md the routes). Thread-safe: one lock around the store, as
 /// libmicrohttpd calls from a pool of threads.
 public final class ExpressService: @unchecked Sendable {
+    /// Where the store lives and what each recipient may keep there.
     public struct Configuration: Sendable {
         /// The SQLite file; nil keeps everything in memory (tests).
         public var databasePath: String?
+        /// Records kept per recipient at most.
         public var messagesPerRecipient = 1000
+        /// Bytes kept per recipient at most.
         public var bytesPerRecipient = 64 << 20
+        /// Records older than this are purged.
         public var maxAgeSeconds: Int64 = 14 * 24 * 3600
         /// A pull returns at most this many records and about this many bytes.
         public var pullMaxRecords = 100
+        /// …and at most about this many bytes.
         public var pullMaxBytes = 8 << 20
+        /// TURN credentials handed to callers, if a TURN server goes with this node.
         public var turn: TurnIssuer?
 
+        /// The defaults, stored in `databasePath` (nil: in memory).
         public init(databasePath: String? = nil) { self.databasePath = databasePath }
     }
 
+    /// The node's key, which signs its answers and which clients pin (`--express HOST:PORT:KEY`).
     public let publicKey: [UInt8]
     private let secretKey: [UInt8]
     private let configuration: Configuration
@@ -64,6 +82,7 @@ public final class ExpressService: @unchecked Sendable {
     private let now: @Sendable () -> Date
     private var lastPurge: Int64 = 0
 
+    /// Opens (or makes) the store and the node's key; `now` is the clock, injectable for tests.
     public init(configuration: Configuration, now: @escaping @Sendable () -> Date = { Date() }) throws {
         self.configuration = configuration
         self.now = now

@@ -11,17 +11,26 @@ import Foundation
 /// connection, an idle timeout, and the body size (`maxBodySize`: what passes
 /// it is read and dropped, and the request is marked `bodyTooLarge`).
 public final class HttpServer: @unchecked Sendable {
+    /// What one client, and all of them, may cost the server.
     public struct Limits: Sendable {
+        /// The largest body read; beyond it the request is marked `bodyTooLarge`.
         public var maxBodySize: Int
+        /// Connections at once, in all.
         public var connections: UInt32 = 256
+        /// Connections at once from one address.
         public var connectionsPerAddress: UInt32 = 64
+        /// Memory for one connection's headers.
         public var headerMemory = 32 * 1024
+        /// A connection idle this long is closed.
         public var idleTimeoutSeconds: UInt32 = 30
+        /// libmicrohttpd's thread pool.
         public var threads: UInt32 = 4
 
+        /// The defaults, with this body limit.
         public init(maxBodySize: Int) { self.maxBodySize = maxBodySize }
     }
 
+    /// The port it listens on (the one it was given, or the free one it took).
     public let port: UInt16
     private var daemon: OpaquePointer?
     private let context: Context

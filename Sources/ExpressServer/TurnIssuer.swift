@@ -6,16 +6,21 @@ import Foundation
 /// (`--use-auth-secret`): username `expiry:userId`, password
 /// base64(HMAC-SHA1(secret, username)). coturn refuses them after `expiry`.
 public struct TurnIssuer: Sendable {
+    /// The TURN server's URLs, handed out as they are.
     public var urls: [String]
+    /// The secret shared with coturn (`--static-auth-secret`); never logged.
     public var secret: String
+    /// How long credentials stay valid.
     public var lifetimeSeconds: Int64
 
+    /// An issuer for these URLs and this secret.
     public init(urls: [String], secret: String, lifetimeSeconds: Int64 = 24 * 3600) {
         self.urls = urls
         self.secret = secret
         self.lifetimeSeconds = lifetimeSeconds
     }
 
+    /// Credentials for `user`, valid for `lifetimeSeconds` from `now` (Unix seconds).
     public func credentials(for user: UserId, now: Int64) -> TurnServerInfo {
         let expires = now + lifetimeSeconds
         let username = "\(expires):\(user)"
@@ -24,6 +29,7 @@ public struct TurnIssuer: Sendable {
             expires: expires)
     }
 
+    /// coturn's password for a REST username: base64(HMAC-SHA1(secret, username)).
     public static func password(secret: String, username: String) -> String {
         var digest = [UInt8](repeating: 0, count: 20)
         var length: UInt32 = 0

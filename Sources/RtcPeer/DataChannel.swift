@@ -4,6 +4,7 @@ import RtcSCTP
 /// A WebRTC data channel (the RTCDataChannel of the W3C API). Sends go
 /// straight to SCTP; events arrive on `events`.
 public final class DataChannel: @unchecked Sendable {
+    /// What happens on the channel, in order.
     public enum Event: Sendable, Equatable {
         case open
         case text(String)
@@ -12,10 +13,14 @@ public final class DataChannel: @unchecked Sendable {
         case closed
     }
 
+    /// The W3C readyState: sends work only while open.
     public enum ReadyState: Sendable, Equatable { case connecting, open, closing, closed }
 
+    /// How it was opened: label, protocol, ordering, reliability.
     public let parameters: DataChannelParameters
+    /// The channel's label.
     public var label: String { parameters.label }
+    /// The channel's events, for one reader.
     public let events: AsyncStream<Event>
     private let sink: AsyncStream<Event>.Continuation
     // Guarded by `lock`: the SCTP queue and callers touch them.
@@ -30,7 +35,9 @@ public final class DataChannel: @unchecked Sendable {
         (events, sink) = AsyncStream<Event>.makeStream()
     }
 
+    /// The SCTP stream id, once the channel has one.
     public var id: UInt16? { lock.withLock { streamId } }
+    /// Where the channel is now.
     public var readyState: ReadyState { lock.withLock { state } }
 
     /// Sends text (PPID 51).
@@ -74,6 +81,7 @@ public final class DataChannel: @unchecked Sendable {
         }
     }
 
+    /// Closes the channel (both directions, RFC 8831 §6.7); `.closed` follows.
     public func close() {
         let (association, id) = lock.withLock { () -> (SctpAssociation?, UInt16?) in
             guard state == .open || state == .connecting else { return (nil, nil) }

@@ -21,17 +21,23 @@ public struct PeerConfiguration: Sendable {
     /// gathers, so without this hint gathering waits until the role is known).
     public var willOffer: Bool?
 
+    /// A configuration: STUN/TURN servers, relay only, and the local addresses to gather on (none: every interface but loopback).
     public init(iceServers: [IceServer] = [], relayOnly: Bool = false, localAddresses: [String] = []) {
         self.iceServers = iceServers
         self.relayOnly = relayOnly
         self.localAddresses = localAddresses
     }
 
+    /// A STUN or TURN server, as the W3C RTCIceServer gives one.
     public struct IceServer: Sendable, Equatable {
+        /// `stun:HOST:PORT` or `turn:HOST:PORT[?transport=udp|tcp]` (`turns:` for TLS); HOST an IP address.
         public var url: String
+        /// TURN username.
         public var username: String?
+        /// TURN password; never logged.
         public var credential: String?
 
+        /// A server by URL, with TURN credentials if it needs them.
         public init(url: String, username: String? = nil, credential: String? = nil) {
             self.url = url
             self.username = username
@@ -94,6 +100,7 @@ public struct PeerConfiguration: Sendable {
     }
 }
 
+/// Why a peer connection call failed.
 public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidConfiguration(String)
     case invalidState(String)
@@ -101,6 +108,7 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     case transport(String)
     case closed
 
+    /// What went wrong, in words for a log or a user.
     public var description: String {
         switch self {
         case .invalidConfiguration(let why): "configuration: \(why)"

@@ -17,6 +17,7 @@ import RtcSRTP
 public actor PeerConnection {
     private var subscribers: [UInt64: AsyncStream<PeerEvent>.Continuation] = [:]
     private var nextSubscriber: UInt64 = 0
+    /// How the connection was configured.
     public nonisolated let configuration: PeerConfiguration
     nonisolated let certificate: DtlsCertificate
     /// Made with the certificate, so that the handshake does not wait for it.
@@ -65,6 +66,7 @@ public actor PeerConnection {
     private var gatheringWaiters: [CheckedContinuation<Void, Never>] = []
     private let started: ContinuousClock.Instant
 
+    /// A connection with a fresh DTLS certificate; nothing is gathered or sent until it negotiates.
     public init(configuration: PeerConfiguration = PeerConfiguration()) throws {
         self.configuration = configuration
         certificate = try DtlsCertificate()
@@ -173,6 +175,7 @@ public actor PeerConnection {
         return channel
     }
 
+    /// Every media section: mid, kind, direction, codec and SSRC.
     public var transceiverInfos: [TransceiverInfo] { transceivers.map(\.info) }
 
     /// Changes what a section does (before an offer, or between the peer's offer
@@ -201,6 +204,7 @@ public actor PeerConnection {
         return remember(try negotiator.createOffer(localTransport()))
     }
 
+    /// An answer to the remote offer set with `setRemoteDescription` (JSEP §5.3).
     public func createAnswer() throws(PeerError) -> String {
         guard state != .closed else { throw .closed }
         return remember(try negotiator.createAnswer(localTransport()))
@@ -530,6 +534,7 @@ public actor PeerConnection {
         emit(.connectionStateChanged(new))
     }
 
+    /// Where the connection is now (ICE and DTLS together).
     public var connectionState: PeerConnectionState { state }
 
     // MARK: Data channels
@@ -759,6 +764,7 @@ public actor PeerConnection {
 
     // MARK: Stats and close
 
+    /// A snapshot of the transport's and the media's statistics.
     public func stats() -> PeerStats {
         let counters = transport.stats
         return PeerStats(

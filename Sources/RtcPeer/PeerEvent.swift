@@ -17,17 +17,21 @@ public enum PeerEvent: Sendable {
     case keyframeRequested(mid: String)
 }
 
+/// The W3C RTCPeerConnectionState.
 public enum PeerConnectionState: String, Sendable {
     case new, connecting, connected, disconnected, failed, closed
 }
 
+/// What a media section carries.
 public enum MediaKind: String, Sendable {
     case audio, video
 }
 
 /// One RTP packet received on a media section.
 public struct ReceivedRtp: Sendable {
+    /// The media section it came on.
     public var mid: String
+    /// The packet, decrypted.
     public var packet: RtpPacket
 }
 
@@ -35,8 +39,10 @@ public struct ReceivedRtp: Sendable {
 public struct SenderClock: Sendable, Equatable {
     /// Unix seconds at which the sender's RTP clock read `rtpTimestamp`.
     public var wallclock: Double
+    /// The RTP timestamp the report paired with `wallclock`.
     public var rtpTimestamp: UInt32
 
+    /// A clock from a sender report's two times.
     public init(wallclock: Double, rtpTimestamp: UInt32) {
         self.wallclock = wallclock
         self.rtpTimestamp = rtpTimestamp

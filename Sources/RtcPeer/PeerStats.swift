@@ -1,8 +1,12 @@
 /// A snapshot of a peer connection's transport and media statistics.
 public struct PeerStats: Sendable, Equatable {
+    /// Bytes sent on the transport (every layer's).
     public var bytesSent: UInt64
+    /// Bytes received on the transport.
     public var bytesReceived: UInt64
+    /// Datagrams sent.
     public var packetsSent: UInt64
+    /// Datagrams received.
     public var packetsReceived: UInt64
     /// SRTP/SRTCP packets dropped (failed authentication or replayed).
     public var srtpDropped: UInt64
@@ -25,14 +29,21 @@ public struct PeerStats: Sendable, Equatable {
     /// it to an ICE restart to bring it back.
     public var connectionLosses = 0
 
+    /// One incoming RTP stream's reception (RFC 3550 §6.4.1).
     public struct InboundStreamStats: Sendable, Equatable {
+        /// Its media section.
         public var mid: String
+        /// Its SSRC.
         public var ssrc: UInt32
+        /// Packets received.
         public var packetsReceived: UInt64
+        /// Packets expected but not received (cumulative, may go negative with duplicates).
         public var packetsLost: Int64
+        /// Interarrival jitter, seconds.
         public var jitter: Double
     }
 
+    /// Equal in every figure, the selected pair included.
     public static func == (lhs: PeerStats, rhs: PeerStats) -> Bool {
         lhs.bytesSent == rhs.bytesSent && lhs.bytesReceived == rhs.bytesReceived && lhs.inbound == rhs.inbound
             && lhs.selectedPair?.local == rhs.selectedPair?.local

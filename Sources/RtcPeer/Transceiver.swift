@@ -4,11 +4,15 @@ import RtcSDP
 /// One negotiated media section: what it sends (SSRC, payload type, sequence)
 /// and what it receives. Owned by the peer connection actor.
 public struct TransceiverInfo: Sendable, Equatable {
+    /// The section's mid.
     public var mid: String
+    /// Audio or video.
     public var kind: MediaKind
+    /// The negotiated direction (ours).
     public var direction: Direction
     /// The codec agreed for sending (nil until negotiated).
     public var codec: RtpCodec?
+    /// The SSRC we send with.
     public var sendSsrc: UInt32
 }
 
