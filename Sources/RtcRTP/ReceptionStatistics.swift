@@ -3,14 +3,18 @@
 /// and the last sender report, from which it writes its reception report.
 /// Time is passed in (seconds on any monotonic clock), so it tests without a clock.
 public struct ReceptionStatistics: Sendable {
+    /// The stream's SSRC.
     public let ssrc: UInt32
+    /// Its RTP clock, per second (for jitter in seconds).
     public let clockRate: Double
 
     private var started = false
     private var baseSequence: UInt32 = 0
     private var maxSequence: UInt16 = 0
     private var cycles: UInt32 = 0
+    /// Packets recorded, duplicates included (as RFC 3550 counts them).
     public private(set) var packetsReceived: UInt64 = 0
+    /// Payload bytes recorded.
     public private(set) var bytesReceived: UInt64 = 0
     private var expectedPrior: UInt32 = 0
     private var receivedPrior: UInt64 = 0
@@ -20,6 +24,7 @@ public struct ReceptionStatistics: Sendable {
     private var lastSenderReportMiddle: UInt32 = 0
     private var lastSenderReportArrival: Double?
 
+    /// Statistics for a stream not yet heard from.
     public init(ssrc: UInt32, clockRate: UInt32) {
         self.ssrc = ssrc
         self.clockRate = Double(max(clockRate, 1))
@@ -28,6 +33,7 @@ public struct ReceptionStatistics: Sendable {
     /// Largest forward jump still taken as the same stream (A.1's MAX_DROPOUT).
     static let maxDropout: UInt16 = 3000
 
+    /// One packet that arrived at `arrival` (seconds): sequence, loss and jitter move on.
     public mutating func record(sequence: UInt16, timestamp: UInt32, payloadBytes: Int, arrival: Double) {
         packetsReceived += 1
         bytesReceived += UInt64(payloadBytes)
@@ -61,13 +67,16 @@ public struct ReceptionStatistics: Sendable {
         transit = currentTransit
     }
 
+    /// The highest sequence number seen, with its wrap count in the high bits.
     public var extendedHighestSequence: UInt32 { cycles &+ UInt32(maxSequence) }
 
+    /// Packets the sequence numbers say were sent since the first one seen.
     public var expectedPackets: UInt32 { started ? extendedHighestSequence &- baseSequence &+ 1 : 0 }
 
     /// Packets expected but not received (may be negative with duplicates).
     public var packetsLost: Int64 { Int64(expectedPackets) - Int64(packetsReceived) }
 
+    /// Interarrival jitter in seconds.
     public var jitterSeconds: Double { jitter / clockRate }
 
     /// Records a sender report's NTP time for the LSR/DLSR fields.
@@ -101,6 +110,7 @@ public enum NtpTime {
     /// Seconds between 1900-01-01 and 1970-01-01.
     public static let unixEpochOffset: Double = 2_208_988_800
 
+    /// The NTP timestamp of a Unix time.
     public static func from(unixSeconds: Double) -> UInt64 {
         let ntp = unixSeconds + unixEpochOffset
         let seconds = UInt64(ntp)
@@ -108,6 +118,7 @@ public enum NtpTime {
         return seconds << 32 | fraction
     }
 
+    /// The Unix time of an NTP timestamp.
     public static func unixSeconds(_ ntp: UInt64) -> Double {
         Double(ntp >> 32) - unixEpochOffset + Double(ntp & 0xFFFF_FFFF) / 4_294_967_296
     }

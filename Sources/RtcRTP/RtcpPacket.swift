@@ -14,15 +14,22 @@ public enum RtcpPacket: Equatable, Sendable {
     /// Any other packet (REMB, transport-cc, XR, APP, ...), kept as it came.
     case other(type: UInt8, count: UInt8, body: [UInt8])
 
+    /// A sender report (RFC 3550 §6.4.1): what a sender sent, on its two clocks, and its reception reports.
     public struct SenderReport: Equatable, Sendable {
+        /// The sender's SSRC.
         public var ssrc: UInt32
         /// NTP timestamp: seconds since 1900 in the high 32 bits, fraction in the low.
         public var ntpTime: UInt64
+        /// The RTP timestamp that stands for the same instant as `ntpTime`.
         public var rtpTime: UInt32
+        /// Packets sent so far.
         public var packetCount: UInt32
+        /// Payload bytes sent so far.
         public var octetCount: UInt32
+        /// Reception reports on the streams it receives.
         public var reports: [ReportBlock]
 
+        /// A sender report as written or read.
         public init(
             ssrc: UInt32, ntpTime: UInt64, rtpTime: UInt32, packetCount: UInt32, octetCount: UInt32,
             reports: [ReportBlock] = []
@@ -36,9 +43,13 @@ public enum RtcpPacket: Equatable, Sendable {
         }
     }
 
+    /// A receiver report (RFC 3550 §6.4.2): reception reports from a participant that sends nothing.
     public struct ReceiverReport: Equatable, Sendable {
+        /// The reporter's SSRC.
         public var ssrc: UInt32
+        /// Its reception reports.
         public var reports: [ReportBlock]
+        /// A receiver report as written or read.
         public init(ssrc: UInt32, reports: [ReportBlock]) {
             self.ssrc = ssrc
             self.reports = reports
@@ -47,16 +58,22 @@ public enum RtcpPacket: Equatable, Sendable {
 
     /// One reception report block (RFC 3550 §6.4.1).
     public struct ReportBlock: Equatable, Sendable {
+        /// The SSRC the block reports on.
         public var ssrc: UInt32
+        /// Loss since the last report, in 1/256.
         public var fractionLost: UInt8
         /// 24-bit signed on the wire.
         public var cumulativeLost: Int32
+        /// The highest sequence number received, extended by its wrap count.
         public var extendedHighestSequence: UInt32
+        /// Interarrival jitter, in timestamp units.
         public var jitter: UInt32
         /// Middle 32 bits of the last SR's NTP time, and the delay since it in 1/65536 s.
         public var lastSenderReport: UInt32
+        /// (See `lastSenderReport`.) Zero if no sender report came yet.
         public var delaySinceLastSenderReport: UInt32
 
+        /// A report block as written or read.
         public init(
             ssrc: UInt32, fractionLost: UInt8, cumulativeLost: Int32, extendedHighestSequence: UInt32, jitter: UInt32,
             lastSenderReport: UInt32, delaySinceLastSenderReport: UInt32
@@ -71,23 +88,31 @@ public enum RtcpPacket: Equatable, Sendable {
         }
     }
 
+    /// Source description items of one SSRC (RFC 3550 §6.5).
     public struct SdesChunk: Equatable, Sendable {
+        /// The SSRC described.
         public var ssrc: UInt32
         /// Items by type (1 CNAME, 2 NAME, ...).
         public var items: [(type: UInt8, value: String)]
+        /// A chunk with its items.
         public init(ssrc: UInt32, items: [(type: UInt8, value: String)]) {
             self.ssrc = ssrc
             self.items = items
         }
+        /// Equal SSRC and items, in order (tuples are not Equatable).
         public static func == (lhs: SdesChunk, rhs: SdesChunk) -> Bool {
             lhs.ssrc == rhs.ssrc && lhs.items.map(\.type) == rhs.items.map(\.type)
                 && lhs.items.map(\.value) == rhs.items.map(\.value)
         }
     }
 
+    /// One full intra request (RFC 5104 §4.3.1): a keyframe asked of an SSRC.
     public struct FirEntry: Equatable, Sendable {
+        /// The SSRC asked for a keyframe.
         public var ssrc: UInt32
+        /// The request's number: a repeat of the same request keeps it.
         public var sequenceNumber: UInt8
+        /// A request as written or read.
         public init(ssrc: UInt32, sequenceNumber: UInt8) {
             self.ssrc = ssrc
             self.sequenceNumber = sequenceNumber

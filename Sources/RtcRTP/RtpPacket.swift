@@ -2,27 +2,39 @@
 /// whose elements are read and written in the one-byte or two-byte form
 /// (RFC 8285).
 public struct RtpPacket: Equatable, Sendable {
+    /// The marker bit: the last packet of a video frame.
     public var marker = false
+    /// The payload type (7 bits), as the SDP maps it to a codec.
     public var payloadType: UInt8
+    /// Counts packets, for order and loss.
     public var sequenceNumber: UInt16
+    /// The sampling instant of the payload's first sample, on the codec's clock.
     public var timestamp: UInt32
+    /// The stream's synchronization source.
     public var ssrc: UInt32
+    /// Contributing sources (a mixer's inputs), rarely present.
     public var csrcs: [UInt32] = []
     /// Header extension elements by id (1-14 in the one-byte form, 1-255 in the two-byte form).
     public var extensions: [HeaderExtensionElement] = []
+    /// The codec's bytes.
     public var payload: [UInt8]
     /// Padding bytes to add when written (and that were present when read).
     public var paddingLength: UInt8 = 0
 
+    /// One header extension element (RFC 8285): id and bytes.
     public struct HeaderExtensionElement: Equatable, Sendable {
+        /// The id the SDP's `a=extmap` gives the extension.
         public var id: UInt8
+        /// The element's bytes.
         public var data: [UInt8]
+        /// An element to write or as read.
         public init(id: UInt8, data: [UInt8]) {
             self.id = id
             self.data = data
         }
     }
 
+    /// A packet with no CSRCs, extensions or padding.
     public init(payloadType: UInt8, sequenceNumber: UInt16, timestamp: UInt32, ssrc: UInt32, payload: [UInt8]) {
         self.payloadType = payloadType
         self.sequenceNumber = sequenceNumber
@@ -31,8 +43,10 @@ public struct RtpPacket: Equatable, Sendable {
         self.payload = payload
     }
 
+    /// The bytes of the extension element with this id, if present.
     public func extensionData(id: UInt8) -> [UInt8]? { extensions.first { $0.id == id }?.data }
 
+    /// Reads a packet; bytes that are not one are an error that says why.
     public init(parsing bytes: [UInt8]) throws(RtpError) {
         var reader = ByteReader(bytes)
         let first = try reader.u8()

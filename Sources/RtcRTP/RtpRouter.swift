@@ -9,12 +9,16 @@ public struct RtpRouter: Sendable {
     private var payloadToMid: [UInt8: String] = [:]
     private var ambiguousPayloads: Set<UInt8> = []
 
+    /// The URI of the mid header extension (RFC 8843 §15.2).
     public static let midExtensionURI = "urn:ietf:params:rtp-hdrext:sdes:mid"
 
+    /// A router that knows nothing yet (the mid extension id, if negotiated).
     public init(midExtensionId: UInt8? = nil) { self.midExtensionId = midExtensionId }
 
+    /// An SSRC the SDP gives a section.
     public mutating func add(ssrc: UInt32, mid: String) { ssrcToMid[ssrc] = mid }
 
+    /// A payload type a section uses (one two sections use routes nothing).
     public mutating func add(payloadType: UInt8, mid: String) {
         if let existing = payloadToMid[payloadType], existing != mid {
             ambiguousPayloads.insert(payloadType)
@@ -22,6 +26,7 @@ public struct RtpRouter: Sendable {
         payloadToMid[payloadType] = mid
     }
 
+    /// The section a packet belongs to, or nil if nothing says.
     public mutating func route(_ packet: RtpPacket) -> String? {
         if let id = midExtensionId, let data = packet.extensionData(id: id), !data.isEmpty {
             let mid = String(decoding: data, as: UTF8.self)
