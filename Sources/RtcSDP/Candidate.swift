@@ -2,24 +2,35 @@
 /// `candidate:<foundation> <component> <transport> <priority> <address> <port> typ <type>
 /// [raddr <address> rport <port>] [tcptype <type>] *(<name> <value>)`.
 public struct Candidate: Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// Candidates with the same foundation share a base and a server (RFC 8445 §5.1.1.3).
     public var foundation: String
+    /// 1 (RTP; RTCP is muxed on it in WebRTC).
     public var component: Int
     /// `udp` or `tcp`, lower-cased.
     public var transport: String
+    /// The pair-forming priority (RFC 8445 §5.1.2).
     public var priority: UInt32
+    /// An IP address, or an mDNS name ending in `.local`.
     public var address: String
+    /// The candidate's port.
     public var port: UInt16
+    /// How it was found.
     public var type: CandidateType
+    /// For reflexive and relay candidates: the base's address (`raddr`).
     public var relatedAddress: String?
+    /// …and port (`rport`).
     public var relatedPort: UInt16?
+    /// For TCP candidates: `active`, `passive` or `so`.
     public var tcpType: String?
     /// Extension attributes in order (`generation 0`, `ufrag abc`, `network-id 1`, ...).
     public var extensions: [(name: String, value: String)]
 
+    /// Host, server reflexive, peer reflexive or relayed (RFC 8445 §5.1.1).
     public enum CandidateType: String, Sendable {
         case host, srflx, prflx, relay
     }
 
+    /// A candidate from its fields.
     public init(
         foundation: String, component: Int, transport: String, priority: UInt32, address: String, port: UInt16,
         type: CandidateType, relatedAddress: String? = nil, relatedPort: UInt16? = nil, tcpType: String? = nil,
@@ -88,7 +99,9 @@ public struct Candidate: Equatable, Hashable, Sendable, CustomStringConvertible 
     /// The value of an extension attribute such as `ufrag`.
     public func extensionValue(_ name: String) -> String? { extensions.first { $0.name == name }?.value }
 
+    /// Equal when they write the same line.
     public static func == (lhs: Candidate, rhs: Candidate) -> Bool { lhs.description == rhs.description }
+    /// Hashes the line.
     public func hash(into hasher: inout Hasher) { hasher.combine(description) }
 }
 

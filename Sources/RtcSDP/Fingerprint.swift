@@ -3,8 +3,10 @@
 public struct Fingerprint: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// Lower-cased hash function name: `sha-256`, `sha-384`, `sha-512`, `sha-1` (`accepted`).
     public var algorithm: String
+    /// The digest.
     public var bytes: [UInt8]
 
+    /// A fingerprint from its hash name and digest.
     public init(algorithm: String, bytes: [UInt8]) {
         self.algorithm = algorithm.lowercased()
         self.bytes = bytes
@@ -14,6 +16,7 @@ public struct Fingerprint: Equatable, Hashable, Sendable, CustomStringConvertibl
     /// the DTLS layer can check (browsers send sha-256).
     public static let accepted = ["sha-1": 20, "sha-256": 32, "sha-384": 48, "sha-512": 64]
 
+    /// Reads `<hash> <AA:BB:…>`; a hash not in `accepted` (md5, say), or a digest of the wrong size, is an error that says so.
     public init(parsing text: String) throws(SDPError) {
         let parts = text.trimmingWhitespace.split(separator: " ", omittingEmptySubsequences: true)
         let fail = SDPError(line: 0, text: text, reason: "fingerprint must be '<hash> <hex pairs separated by :>'")
