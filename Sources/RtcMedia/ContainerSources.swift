@@ -7,7 +7,9 @@ import RtcPeer
 /// (pass-through, times from the container); anything else is decoded,
 /// resampled to 48 kHz (one or two channels) and encoded to Opus in 20 ms frames.
 public final class ContainerAudioSource: MediaSource, @unchecked Sendable {
+    /// Audio.
     public let kind = MediaKind.audio
+    /// The file and what is done with it, for logs.
     public let label: String
     private let container: MediaContainer
     private let track: MediaContainer.Track
@@ -20,8 +22,10 @@ public final class ContainerAudioSource: MediaSource, @unchecked Sendable {
     private var ended = false
     /// Pass-through: the time of the first packet (times restart from zero).
     private var origin: Double?
+    /// Opus frames encoded here (0 when passed through).
     public private(set) var framesEncoded = 0
 
+    /// Opens the file's audio track from `start` seconds on; an error says why it cannot.
     public init(path: String, start: Double = 0, bitrate: Int = 64_000) throws {
         container = try MediaContainer(path: path)
         track = try container.track(.audio)
@@ -40,6 +44,7 @@ public final class ContainerAudioSource: MediaSource, @unchecked Sendable {
         if start > 0 { container.seek(to: start) }
     }
 
+    /// The next 20 ms Opus frame, or nil at the end.
     public func next() throws -> EncodedSample? {
         guard let decoder, let encoder else { return nextPassedThrough() }
         let size = OpusAudioEncoder.frameSamples * decoder.channels
@@ -73,6 +78,7 @@ public final class ContainerAudioSource: MediaSource, @unchecked Sendable {
         return nil
     }
 
+    /// Back to `start` (for looping).
     public func rewind() {
         container.seek(to: start)
         decoder?.flush()
@@ -87,7 +93,9 @@ public final class ContainerAudioSource: MediaSource, @unchecked Sendable {
 /// (pass-through; a keyframe request waits for the file's next keyframe);
 /// anything else is decoded, converted to I420 and encoded to VP8 in real time.
 public final class ContainerVideoSource: MediaSource, @unchecked Sendable {
+    /// Video.
     public let kind = MediaKind.video
+    /// The file and what is done with it, for logs.
     public let label: String
     private let container: MediaContainer
     private let track: MediaContainer.Track
@@ -97,8 +105,10 @@ public final class ContainerVideoSource: MediaSource, @unchecked Sendable {
     private var decoded: [(picture: VideoFrame, time: Double)] = []
     private var ended = false
     private var origin: Double?
+    /// VP8 frames encoded here (0 when passed through).
     public var framesEncoded: Int { pictures.framesEncoded }
 
+    /// Opens the file's video track from `start` seconds on (bitrate: from the picture size if nil).
     public init(path: String, start: Double = 0, bitrate: Int? = nil) throws {
         container = try MediaContainer(path: path)
         track = try container.track(.video)
@@ -115,6 +125,7 @@ public final class ContainerVideoSource: MediaSource, @unchecked Sendable {
         if start > 0 { container.seek(to: start) }
     }
 
+    /// The next VP8 frame, or nil at the end.
     public func next() throws -> EncodedSample? {
         guard let decoder else { return nextPassedThrough() }
         while true {
@@ -145,6 +156,7 @@ public final class ContainerVideoSource: MediaSource, @unchecked Sendable {
         return nil
     }
 
+    /// Back to `start` (for looping); the next frame is a keyframe.
     public func rewind() {
         container.seek(to: start)
         decoder?.flush()
@@ -154,5 +166,6 @@ public final class ContainerVideoSource: MediaSource, @unchecked Sendable {
         pictures.keyframeWanted = true
     }
 
+    /// The next frame encoded here is a keyframe (pass-through cannot).
     public func requestKeyframe() { pictures.keyframeWanted = true }
 }

@@ -12,6 +12,7 @@ import RtcRTP
 /// a margin, and for video the round trips its NACKs need. A packet later
 /// than that is late: audio conceals it, video asks again or for a keyframe.
 public struct JitterBuffer: Sendable {
+    /// How long gaps wait, how NACKs repeat, how much is held.
     public struct Settings: Sendable, Equatable {
         /// The longest a gap may hold back later packets, however bad the network.
         public var maxWait: Double = 0.2
@@ -32,9 +33,12 @@ public struct JitterBuffer: Sendable {
         /// Packets whose delay the variation is measured over.
         public var window = 128
 
+        /// The video settings.
         public init() {}
 
+        /// For video: a gap also waits for its NACKs.
         public static let video = Settings()
+        /// For audio (48 kHz): a gap waits for the jitter only; audio conceals.
         public static var audio: Settings {
             var settings = Settings()
             settings.clockRate = 48000
@@ -43,22 +47,28 @@ public struct JitterBuffer: Sendable {
         }
     }
 
+    /// What comes out, in sequence order.
     public enum Output: Sendable, Equatable {
         case packet(RtpPacket)
         /// Packets that will not come: `count` sequence numbers were skipped.
         case lost(count: Int)
     }
 
+    /// The settings it was made with.
     public let settings: Settings
     private var held: [UInt64: (packet: RtpPacket, arrival: Double)] = [:]
     private var next: UInt64?
     private var highest: UInt64?
     private var nacked: [UInt64: (count: Int, at: Double)] = [:]
+    /// Packets inserted.
     public private(set) var packetsReceived = 0
+    /// Packets inserted twice.
     public private(set) var duplicates = 0
     /// Packets that arrived after their gap had been given up.
     public private(set) var late = 0
+    /// Sequence numbers given up.
     public private(set) var lost = 0
+    /// Sequence numbers asked for again, counting repeats.
     public private(set) var nacksRequested = 0
     /// The round-trip time to the sender, when known (RTCP): what a NACK takes to be answered.
     public var roundTrip: Double?
@@ -68,6 +78,7 @@ public struct JitterBuffer: Sendable {
     /// The newest RTP timestamp seen, and its value extended past wraps.
     private var newestTimestamp: (raw: UInt32, extended: Int64)?
 
+    /// An empty buffer.
     public init(settings: Settings = Settings()) {
         self.settings = settings
     }
@@ -79,6 +90,7 @@ public struct JitterBuffer: Sendable {
         return UInt64(Int64(highest) + delta)
     }
 
+    /// A packet that arrived at `arrival` (seconds); late and duplicate ones are counted and dropped.
     public mutating func insert(_ packet: RtpPacket, arrival: Double) {
         let sequence = extend(packet.sequenceNumber)
         packetsReceived += 1
@@ -135,6 +147,7 @@ public struct JitterBuffer: Sendable {
         return wanted
     }
 
+    /// Whether nothing is held (no gap is waited for).
     public var isEmpty: Bool { held.isEmpty }
 
     /// When the gap that holds packets back now is given up, if one does

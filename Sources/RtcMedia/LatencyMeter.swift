@@ -4,10 +4,12 @@
 /// Meaningful when both clocks agree: the same machine, or clocks kept in
 /// step by NTP. Keeps the last `capacity` delays; pure.
 public struct LatencyMeter: Sendable, Equatable {
+    /// Delays kept: the latest ones.
     public static let capacity = 256
     private var samples: [Double] = []
     private var next = 0
 
+    /// A meter with no delays yet.
     public init() {}
 
     /// One frame's delay, seconds. A delay outside ±10 s is a clock that
@@ -24,6 +26,7 @@ public struct LatencyMeter: Sendable, Equatable {
 
     /// The median and 95th percentile of the recent delays, seconds; nil before any.
     public var median: Double? { percentile(0.5) }
+    /// (See `median`.)
     public var p95: Double? { percentile(0.95) }
 
     private func percentile(_ fraction: Double) -> Double? {

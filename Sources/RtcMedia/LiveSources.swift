@@ -8,8 +8,11 @@ import RtcPeer
 /// `push` may be called from any thread; the sender waits for audio when
 /// there is none yet. `finish()` ends the track.
 public final class LiveAudioSource: MediaSource, @unchecked Sendable {
+    /// Audio.
     public let kind = MediaKind.audio
+    /// What it plays, for logs.
     public let label: String
+    /// Channels the application's frames have (1 or 2).
     public let channels: Int
     private let encoder: OpusAudioEncoder
     private let condition = NSCondition()
@@ -18,10 +21,12 @@ public final class LiveAudioSource: MediaSource, @unchecked Sendable {
     private var frame = 0
     /// PCM held at most (interleaved samples): 2 s; older audio is dropped when the app pushes faster.
     private let limit: Int
+    /// Opus frames encoded so far.
     public private(set) var framesEncoded = 0
     /// Samples dropped because the application pushed more than 2 s ahead.
     public private(set) var droppedSamples = 0
 
+    /// A source that encodes the 48 kHz PCM the application delivers.
     public init(channels: Int = 2, bitrate: Int = 64_000) throws {
         self.channels = min(max(channels, 1), 2)
         encoder = try OpusAudioEncoder(.init(channels: self.channels, bitrate: bitrate))
@@ -73,6 +78,7 @@ public final class LiveAudioSource: MediaSource, @unchecked Sendable {
     /// A live source does not rewind.
     public func rewind() {}
 
+    /// The sender stops: no more frames are waited for.
     public func stop() { finish() }
 }
 
@@ -81,17 +87,21 @@ public final class LiveAudioSource: MediaSource, @unchecked Sendable {
 /// in real time, timed by when they were pushed. The sender waits for
 /// pictures when there are none; `finish()` ends the track.
 public final class LiveVideoSource: MediaSource, @unchecked Sendable {
+    /// Video.
     public let kind = MediaKind.video
+    /// What it plays, for logs.
     public let label = "live video (I420 → VP8)"
     private let encoder: PictureEncoder
     private let condition = NSCondition()
     private var pictures: [(picture: VideoFrame, time: Double)] = []
     private var finished = false
     private var origin: ContinuousClock.Instant?
+    /// VP8 frames encoded so far.
     public var framesEncoded: Int { encoder.framesEncoded }
     /// Pictures dropped because the application pushed faster than they were sent (a queue of 30).
     public private(set) var droppedPictures = 0
 
+    /// A source that encodes the I420 pictures the application delivers (bitrate: from the picture size if nil).
     public init(framesPerSecond: Int = 30, bitrate: Int? = nil) {
         encoder = PictureEncoder(framesPerSecond: framesPerSecond, bitrate: bitrate)
     }
@@ -111,6 +121,7 @@ public final class LiveVideoSource: MediaSource, @unchecked Sendable {
         }
     }
 
+    /// No more pictures: the sender ends after the last one.
     public func finish() {
         condition.withLock {
             finished = true
@@ -118,6 +129,7 @@ public final class LiveVideoSource: MediaSource, @unchecked Sendable {
         }
     }
 
+    /// The next picture delivered, encoded; waits for it; nil once finished.
     public func next() throws -> EncodedSample? {
         while true {
             let item: (picture: VideoFrame, time: Double)? = condition.withLock {
@@ -130,9 +142,12 @@ public final class LiveVideoSource: MediaSource, @unchecked Sendable {
         }
     }
 
+    /// A live source cannot go back.
     public func rewind() {}
 
+    /// The sender stops: no more pictures are waited for.
     public func stop() { finish() }
 
+    /// The next picture is encoded as a keyframe.
     public func requestKeyframe() { encoder.keyframeWanted = true }
 }

@@ -19,24 +19,39 @@ import RtcRTP
 /// cost of a recorder after the codecs on a virtual machine. NACKs and PLIs
 /// go out through the peer connection's actor, without waiting.
 public final class MediaReceiver: @unchecked Sendable {
+    /// What the receiver has seen, decoded, concealed and recorded.
     public struct Stats: Sendable, Equatable, Codable {
+        /// `audio` or `video`.
         public var kind: String
+        /// The media section.
         public var mid: String
+        /// RTP packets received.
         public var packetsReceived = 0
+        /// Payload bytes received.
         public var bytesReceived = 0
+        /// Packets the jitter buffer gave up.
         public var packetsLost = 0
+        /// Packets that came after their gap was given up, or twice.
         public var lateOrDuplicate = 0
+        /// NACK messages sent (video).
         public var nacksSent = 0
+        /// Keyframe requests sent (video).
         public var plisSent = 0
+        /// Frames received whole (audio: packets).
         public var framesReceived = 0
+        /// Frames decoded.
         public var framesDecoded = 0
+        /// Video frames dropped while waiting for a keyframe.
         public var framesDropped = 0
+        /// Video keyframes received.
         public var keyframesReceived = 0
         /// Audio: 20 ms frames made up by loss concealment or FEC.
         public var concealedFrames = 0
         /// Video: pauses between decoded frames longer than max(3 × the mean interval, mean + 150 ms).
         public var freezes = 0
+        /// The last decoded picture's width.
         public var width = 0
+        /// The last decoded picture's height.
         public var height = 0
         /// Interarrival jitter (RFC 3550 §6.4.1), seconds.
         public var jitter = 0.0
@@ -44,24 +59,32 @@ public final class MediaReceiver: @unchecked Sendable {
         public var roundTripTime: Double?
         /// Media time received, seconds (audio from samples decoded, video from frame timestamps).
         public var seconds = 0.0
+        /// The files written.
         public var recordings: [String] = []
         /// When the first RTP packet arrived, and the first frame was decoded
         /// (wall clock, for call timelines across processes).
         public var firstPacketDate: Date?
+        /// (See `firstPacketDate`.)
         public var firstFrameDate: Date?
         /// Capture to decoded frame, seconds: the median and 95th percentile
         /// of the recent frames (`LatencyMeter`); nil until the sender's first report.
         public var latency: Double?
+        /// (See `latency`.)
         public var latencyP95: Double?
     }
 
+    /// Where and how a receiver records.
     public struct Recording: Sendable {
+        /// The directory the files go into.
         public var directory: String
         /// The file name without extension ("audio", "video").
         public var name: String
+        /// The clock the call's tracks share, so that they line up.
         public var clock: RecordingClock
+        /// Which files to write.
         public var formats: Set<RecordFormat>
 
+        /// A recording into `directory/name.*`.
         public init(
             directory: String, name: String, clock: RecordingClock, formats: Set<RecordFormat> = RecordFormat.all
         ) {
@@ -72,13 +95,17 @@ public final class MediaReceiver: @unchecked Sendable {
         }
     }
 
+    /// WAV (decoded audio), Ogg Opus and IVF (packets as received), Y4M (decoded video).
     public enum RecordFormat: String, Sendable, CaseIterable {
         case wav, opus, ivf, y4m
+        /// Every format.
         public static let all = Set(allCases)
     }
 
     private let peer: PeerConnection
+    /// The media section it receives.
     public let mid: String
+    /// Audio or video.
     public let kind: MediaKind
     private let recording: Recording?
     /// The call's one-file recording, shared with its other receivers.
@@ -117,6 +144,7 @@ public final class MediaReceiver: @unchecked Sendable {
     private var lastRefresh = -1.0
     private var firstPicture: (VideoFrame, UInt32)?
 
+    /// A receiver for one section, recording and handing decoded frames to `sink` if given.
     public init(
         peer: PeerConnection, mid: String, kind: MediaKind, recording: Recording? = nil, webm: WebmRecording? = nil,
         sink: MediaSink? = nil
@@ -153,6 +181,7 @@ public final class MediaReceiver: @unchecked Sendable {
         return MediaReceiver(peer: peer, mid: mid, kind: kind, recording: recording, webm: webm, sink: sink)
     }
 
+    /// Starts taking the section's packets.
     public func start() async {
         let first = lock.withLock {
             defer { running = true }
@@ -231,6 +260,7 @@ public final class MediaReceiver: @unchecked Sendable {
         return snapshot()
     }
 
+    /// A snapshot of the statistics.
     public func currentStats() async -> Stats { lock.withLock { snapshot() } }
 
     private func snapshot() -> Stats {

@@ -8,14 +8,23 @@ import RtcPeer
 /// reach the source. The pacing and sending run on a thread of the sender's
 /// own (`MediaPacer`); this actor is the handle to it.
 public actor MediaSender {
+    /// What the sender has encoded and sent.
     public struct Stats: Sendable, Equatable, Codable {
+        /// `audio` or `video`.
         public var kind: String
+        /// The media section.
         public var mid: String
+        /// RTP packets sent.
         public var packetsSent = 0
+        /// Payload bytes sent.
         public var bytesSent = 0
+        /// Frames sent.
         public var framesSent = 0
+        /// Frames encoded here (0 for pass-through sources).
         public var framesEncoded = 0
+        /// Keyframes sent (video).
         public var keyframesSent = 0
+        /// Keyframe requests the peer sent.
         public var keyframeRequests = 0
         /// Media time sent, seconds.
         public var seconds = 0.0
@@ -26,7 +35,9 @@ public actor MediaSender {
     }
 
     private let peer: PeerConnection
+    /// The media section it sends on.
     public nonisolated let mid: String
+    /// Its source's kind.
     public nonisolated let kind: MediaKind
     private let pacer: MediaPacer
     private var keyframeTask: Task<Void, Never>?
@@ -56,6 +67,7 @@ public actor MediaSender {
         pacer.start()
     }
 
+    /// Stops sending; the thread ends within 0.1 s.
     public func stop() {
         keyframeTask?.cancel()
         pacer.stop()
@@ -64,6 +76,7 @@ public actor MediaSender {
     /// Waits until the source ended (or the duration passed, or stop).
     public func waitUntilFinished() async { await pacer.waitUntilFinished() }
 
+    /// Whether it stopped (end of the source, duration, stop, or an error).
     public var isFinished: Bool { pacer.isFinished }
 
     /// Why sending stopped early, if it did (an unreadable source, a refused send).
@@ -80,6 +93,7 @@ public actor MediaSender {
         pacer.replace(with: newSource)
     }
 
+    /// A snapshot of the statistics, with the peer's view of loss and RTT.
     public func currentStats() async -> Stats {
         var snapshot = pacer.currentStats
         let peerStats = await peer.stats()
@@ -89,10 +103,12 @@ public actor MediaSender {
     }
 }
 
+/// Why a sender refused a change.
 public enum MediaError: Error, Equatable, Sendable, CustomStringConvertible {
     case wrongKind(String)
     case recording(String)
 
+    /// What went wrong, in words for a log or a user.
     public var description: String {
         switch self {
         case .wrongKind(let why): "media: \(why)"

@@ -29,6 +29,7 @@ public final class MediaSink: @unchecked Sendable {
 
     /// What was dropped because the callbacks were behind, and what was delivered.
     public var dropped: Int { lock.withLock { droppedCount } }
+    /// Frames handed to the callbacks.
     public var delivered: Int { lock.withLock { deliveredCount } }
 
     /// Returns once every callback queued so far has run (the callbacks run in

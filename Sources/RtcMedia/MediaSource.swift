@@ -5,11 +5,14 @@ import RtcPeer
 
 /// One encoded frame ready to send: an Opus packet or a VP8 frame.
 public struct EncodedSample: Sendable, Equatable {
+    /// The Opus packet or VP8 frame.
     public var data: [UInt8]
     /// Media time of the sample from the start of the source, seconds.
     public var time: Double
+    /// Whether a decoder can start here (video).
     public var isKeyframe: Bool
 
+    /// A sample at a media time.
     public init(data: [UInt8], time: Double, isKeyframe: Bool = false) {
         self.data = data
         self.time = time
@@ -37,8 +40,11 @@ public protocol MediaSource: AnyObject, Sendable {
 }
 
 extension MediaSource {
+    /// Sources that do not encode cannot make one.
     public func requestKeyframe() {}
+    /// Pass-through sources encode nothing.
     public var framesEncoded: Int { 0 }
+    /// Sources that never wait have nothing to stop.
     public func stop() {}
 }
 

@@ -9,6 +9,7 @@ public final class RecordingClock: @unchecked Sendable {
     private let lock = NSLock()
     private var origin: Double?
 
+    /// A clock whose origin the first track sets.
     public init() {}
 
     /// Seconds from the recording's origin to `wallclock`; the first caller sets the origin.

@@ -6,6 +6,7 @@ import RtcRTP
 /// start of partition 0 to the marker bit. After a loss, frames are held back
 /// until the next keyframe, since later frames refer to what was lost.
 public struct Vp8FrameAssembler: Sendable {
+    /// A whole frame to decode, or word that a keyframe is needed.
     public enum Output: Sendable, Equatable {
         case frame(data: [UInt8], timestamp: UInt32, isKeyframe: Bool)
         /// Frames cannot be decoded until a keyframe arrives: ask the sender (PLI).
@@ -15,10 +16,13 @@ public struct Vp8FrameAssembler: Sendable {
     private var packets: [RtpPacket] = []
     private var broken = false
     private var waitingForKeyframe = true
+    /// Frames dropped: incomplete, or waiting for a keyframe.
     public private(set) var framesDropped = 0
 
+    /// An assembler that waits for a keyframe first.
     public init() {}
 
+    /// The next packet (or loss) from the jitter buffer, in order; whatever frames it completes.
     public mutating func push(_ item: JitterBuffer.Output) -> [Output] {
         switch item {
         case .lost:

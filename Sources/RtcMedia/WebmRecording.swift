@@ -7,7 +7,9 @@ import RtcPeer
 /// `RecordingClock`, so audio and video line up from the sender reports.
 /// Thread-safe: receivers call it from their own threads.
 public final class WebmRecording: @unchecked Sendable {
+    /// The WebM file.
     public let path: String
+    /// The clock the call's tracks share.
     public let clock: RecordingClock
     private let lock = NSLock()
     private var writer: WebmWriter?
