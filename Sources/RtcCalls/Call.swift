@@ -2,6 +2,7 @@ import Foundation
 
 /// What a call is and where it stands, as the application sees it.
 public struct Call: Sendable, Equatable, Identifiable {
+    /// Whether we placed the call or the peer did.
     public enum Direction: String, Sendable, Codable { case outgoing, incoming }
 
     /// The reference's state names where they fit (peer-webrtc's CallEngine).
@@ -19,6 +20,7 @@ public struct Call: Sendable, Equatable, Identifiable {
         case ended
     }
 
+    /// Why a call ended.
     public enum EndReason: String, Sendable, Codable {
         /// We hung up.
         case hangUp
@@ -38,25 +40,35 @@ public struct Call: Sendable, Equatable, Identifiable {
         case error
     }
 
+    /// The callId the signals carry (lowercased UUID).
     public let id: String
     /// The peer's user id.
     public let peer: String
+    /// Outgoing or incoming.
     public let direction: Direction
+    /// What the call carries: audio, video, data.
     public var options: [RtcSignal.MediaOption]
+    /// Where the call is now.
     public var state: State
+    /// When it began: the dial, or the offer's arrival.
     public var startDate: Date
+    /// When it first connected.
     public var connectedDate: Date?
+    /// When it ended.
     public var endDate: Date?
+    /// Why it ended (nil until it has).
     public var endReason: EndReason?
     /// What went wrong, for `error` (a signal that could not be sent and why, an SDP we could not use).
     public var endDetail: String?
     /// Times the connected call lost its transport, and the longest time it
     /// took to come back (seconds; an outage still going on is not counted yet).
     public var outages = 0
+    /// (See `outages`.)
     public var longestOutage = 0.0
     /// When each step of the call's setup happened (the first time).
     public var timeline = CallTimeline()
 
+    /// A call in its first state (ringing).
     public init(
         id: String, peer: String, direction: Direction, options: [RtcSignal.MediaOption], startDate: Date = Date()
     ) {
@@ -81,14 +93,19 @@ public struct Call: Sendable, Equatable, Identifiable {
 /// packet and decoded frame of each kind are in the receivers' stats
 /// (`MediaReceiver.Stats.firstPacketDate`, `firstFrameDate`).
 public struct CallTimeline: Sendable, Equatable, Codable {
+    /// Our first offer went to the signaling.
     public var offerSent: Date?
+    /// The peer's first offer arrived.
     public var offerReceived: Date?
+    /// Our answer went to the signaling.
     public var answerSent: Date?
+    /// The peer's answer arrived.
     public var answerReceived: Date?
     /// ICE found a working pair.
     public var iceConnected: Date?
     /// DTLS done: the peer connection is connected and media may flow.
     public var transportConnected: Date?
 
+    /// A timeline with no steps yet.
     public init() {}
 }

@@ -9,9 +9,11 @@ import RtcSCTP
 /// call, end it, decide on incoming calls (accept, reject, busy), follow
 /// their state on `events()`.
 public actor CallClient {
+    /// How calls are made and answered.
     public struct Configuration: Sendable {
         /// The peer connections' configuration; the provider's ICE servers are added to it.
         public var peer: PeerConfiguration
+        /// Ringing, connecting and recovery timeouts.
         public var timeouts: CallMachine.Timeouts
         /// Answer `event: ringing` to incoming offers (peer-webrtc's shouldConfirmRinging).
         public var confirmRinging: Bool
@@ -34,6 +36,7 @@ public actor CallClient {
         /// (data only, `CarrierSessions`) turn this off; ICE consent then watches the peer.
         public var alwaysAudio = true
 
+        /// A configuration for calls between friends, anyone allowed unless `mayCall` says otherwise.
         public init(
             peer: PeerConfiguration = PeerConfiguration(), timeouts: CallMachine.Timeouts = .init(),
             confirmRinging: Bool = true, mayCall: @escaping @Sendable (String) async -> Bool = { _ in true }
@@ -56,6 +59,7 @@ public actor CallClient {
     private var finished: [String: Call] = [:]
     private let clock = ContinuousClock.now
 
+    /// A client on a signaling provider; `start()` before anything else.
     public init(provider: any SignalingProvider, configuration: Configuration = Configuration()) {
         self.provider = provider
         self.configuration = configuration
@@ -77,6 +81,7 @@ public actor CallClient {
         listener = nil
     }
 
+    /// Every call event from now on, for one reader (a subscription per call).
     public func events() -> AsyncStream<CallEvent> {
         let (stream, continuation) = AsyncStream<CallEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
         let id = nextSubscriber
@@ -186,18 +191,22 @@ public actor CallClient {
         try await Self.opened(opening, or: session)
     }
 
+    /// Declines an incoming call (bye `declined`).
     public func reject(_ callId: String) throws { try session(callId).post(.reject) }
 
+    /// Declines an incoming call as busy (bye `busy`).
     public func busy(_ callId: String) throws { try session(callId).post(.busy) }
 
     /// Hangs up (or cancels an outgoing call that is still ringing).
     public func endCall(_ callId: String) throws { try session(callId).post(.hangUp) }
 
+    /// A call under way, or one of the last ended (`endedCallsKept`).
     public func call(_ callId: String) async -> Call? {
         if let session = sessions[callId.lowercased()] { return await session.call }
         return finished[callId.lowercased()]
     }
 
+    /// The callIds of the calls under way.
     public var activeCalls: [String] { Array(sessions.keys) }
 
     /// Adds video to a call under way (sending `path`, or receive-only if nil): a renegotiation in place.
@@ -216,10 +225,12 @@ public actor CallClient {
         try await session(callId).replaceSource(path, kind: kind)
     }
 
+    /// Sends a file over the call's data channel; returns when the receiver confirmed (or refused) it.
     public func sendFile(_ path: String, callId: String) async throws -> FileTransferEndpoint.Outcome {
         try await session(callId).sendFile(path)
     }
 
+    /// Cancels the call's transfers in progress, both ways.
     public func cancelFiles(callId: String) async throws { try await session(callId).cancelFiles() }
 
     /// Sends a text message on the call's data channel (the call needs the data
@@ -378,10 +389,13 @@ public actor CallClient {
 
 /// Media statistics of one call.
 public struct CallMediaStats: Sendable {
+    /// Each sender's statistics.
     public var sent: [MediaSender.Stats]
+    /// Each receiver's statistics.
     public var received: [MediaReceiver.Stats]
     /// From the offer sent (or the answer begun) to connected, and of that, to ICE connected.
     public var setupMs: Double?
+    /// (See `setupMs`.)
     public var iceMs: Double?
 }
 

@@ -10,6 +10,7 @@
 /// A connected call whose transport is lost restarts ICE until it is back or
 /// the recovery window has passed (`ConnectionRecovery`).
 public struct CallMachine: Sendable {
+    /// How long a call waits at each stage.
     public struct Timeouts: Sendable, Equatable {
         /// Outgoing: no answer within this ends the call (noAnswer). Incoming: no decision
         /// within it (and 2 s more, so that the caller's timeout decides) ends it too.
@@ -20,6 +21,7 @@ public struct CallMachine: Sendable {
         /// long (seconds) before it ends as failed.
         public var recoveryWindow: Double = 30
 
+        /// Timeouts in seconds.
         public init(ringing: Double = 45, disconnectGrace: Double = 3, recoveryWindow: Double = 30) {
             self.ringing = ringing
             self.disconnectGrace = disconnectGrace
@@ -27,6 +29,7 @@ public struct CallMachine: Sendable {
         }
     }
 
+    /// What can happen to a call: a signal, the application's decision, the transport, time.
     public enum Input: Sendable, Equatable {
         case remote(RtcSignal)
         case accept
@@ -48,6 +51,7 @@ public struct CallMachine: Sendable {
         case tick
     }
 
+    /// What the session must do, in order.
     public enum Output: Sendable, Equatable {
         /// Create the offer, set it locally, send it (with callId and options).
         case sendOffer
@@ -71,9 +75,13 @@ public struct CallMachine: Sendable {
         case stateChanged(Call.State)
     }
 
+    /// Outgoing or incoming.
     public let direction: Call.Direction
+    /// The timeouts it runs with.
     public let timeouts: Timeouts
+    /// Where the call is.
     public private(set) var state: Call.State = .ringing
+    /// Why it ended, once it has.
     public private(set) var endReason: Call.EndReason?
     /// Why it ended, when the machine knows more than the reason (a recovery that gave up).
     public private(set) var endDetail: String?
@@ -121,8 +129,10 @@ public struct CallMachine: Sendable {
         ringingDeadline = now + timeouts.ringing + (direction == .incoming ? 2 : 0)
     }
 
+    /// Whether the call is over.
     public var isEnded: Bool { state == .ended }
 
+    /// One input at `now` (seconds since the call began); what to do about it.
     public mutating func handle(_ input: Input, now: Double) -> [Output] {
         self.now = now
         guard state != .ended else { return [] }

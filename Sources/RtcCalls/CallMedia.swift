@@ -31,15 +31,19 @@ public struct CallMedia: Sendable, Equatable {
             .map(\.kind)
         return try WebmRecording(path: path, kinds: Set(kinds), clock: clock)
     }
+    /// Which files a recording writes (WAV, Ogg Opus, IVF, Y4M).
     public var recordFormats: Set<MediaReceiver.RecordFormat>
     /// Where files the peer sends over the data channel are saved (nil refuses them).
     public var receiveDirectory: String?
     /// Audio and video the application makes itself (instead of files), and
     /// where the peer's decoded media goes for it.
     public var liveAudio: LiveAudioSource?
+    /// (See `liveAudio`.)
     public var liveVideo: LiveVideoSource?
+    /// Where decoded audio and pictures go, for the application.
     public var sink: MediaSink?
 
+    /// Equal files and options, and the same live sources and sink.
     public static func == (lhs: CallMedia, rhs: CallMedia) -> Bool {
         lhs.audio == rhs.audio && lhs.video == rhs.video && lhs.start == rhs.start && lhs.loop == rhs.loop
             && lhs.duration == rhs.duration && lhs.echo == rhs.echo
@@ -53,6 +57,7 @@ public struct CallMedia: Sendable, Equatable {
         file(for: kind) != nil || (kind == .audio ? liveAudio != nil : liveVideo != nil)
     }
 
+    /// Files to send, where to record and where to save received files; nothing by default.
     public init(
         audio: String? = nil, video: String? = nil, loop: Bool = false, recordDirectory: String? = nil,
         recordFormats: Set<MediaReceiver.RecordFormat> = MediaReceiver.RecordFormat.all,

@@ -463,12 +463,14 @@ actor CallSession {
     }
 }
 
+/// Why a call operation failed.
 public enum CallError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSuchCall(String)
     case noDataChannel
     case notAFriend(String)
     case signaling(String)
 
+    /// What went wrong, in words for a log or a user.
     public var description: String {
         switch self {
         case .noSuchCall(let id): "no call \(id)"

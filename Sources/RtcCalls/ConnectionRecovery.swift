@@ -9,12 +9,14 @@
 /// Pure: losses, restorations and the time in; actions out (tested in
 /// Tests/RtcCallsTests). Both `CallMachine` and `carrier rtc` drive one.
 public struct ConnectionRecovery: Sendable, Equatable {
+    /// When to restart ICE after a loss, and when to give up.
     public struct Policy: Sendable, Equatable {
         /// Seconds of lost connection after which the session gives up (failed).
         public var window: Double
         /// Seconds from the loss to each ICE restart; the last gap repeats.
         public var restarts: [Double]
 
+        /// A policy: restarts at these seconds after the loss (the last gap repeats), giving up after `window`.
         public init(window: Double = 30, restarts: [Double] = [0, 1, 3]) {
             self.window = window
             self.restarts = restarts.isEmpty ? [0] : restarts
@@ -27,24 +29,31 @@ public struct ConnectionRecovery: Sendable, Equatable {
         }
     }
 
+    /// What the session should do now.
     public enum Action: Sendable, Equatable {
         case restartIce
         /// The window has passed: end the session as failed.
         case giveUp(afterSeconds: Double)
     }
 
+    /// The policy it follows.
     public let policy: Policy
     /// When the current loss began (nil: connected).
     public private(set) var lostAt: Double?
     private var attempts = 0
     /// Losses so far, and how long the longest and the last lasted (seconds).
     public private(set) var losses = 0
+    /// (See `losses`.)
     public private(set) var longestOutage = 0.0
+    /// (See `losses`.)
     public private(set) var lastOutage: Double?
+    /// ICE restarts asked for so far.
     public private(set) var restartsMade = 0
 
+    /// Connected, with no losses yet.
     public init(policy: Policy = Policy()) { self.policy = policy }
 
+    /// Whether a loss is under way.
     public var isRecovering: Bool { lostAt != nil }
 
     /// The connection is lost (again): the first restart may be due at once.
@@ -65,6 +74,7 @@ public struct ConnectionRecovery: Sendable, Equatable {
         self.lostAt = nil
     }
 
+    /// What is due at `now` (seconds): a restart, or giving up.
     public mutating func tick(now: Double) -> [Action] {
         guard let lostAt else { return [] }
         let elapsed = now - lostAt

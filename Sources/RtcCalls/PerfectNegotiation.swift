@@ -10,6 +10,7 @@
 /// Pure: remote descriptions and local wishes in, steps for the session to
 /// carry out, in order (tested in Tests/RtcCallsTests).
 public struct PerfectNegotiation: Sendable, Equatable {
+    /// What the session carries out.
     public enum Step: Sendable, Equatable {
         /// Create an offer (restarting ICE if asked), set it locally, send it.
         case offer(iceRestart: Bool)
@@ -34,6 +35,7 @@ public struct PerfectNegotiation: Sendable, Equatable {
     /// Offers from the peer ignored because ours was out (impolite side), for stats and tests.
     public private(set) var ignoredOffers = 0
 
+    /// A negotiation with nothing under way.
     public init(polite: Bool) { self.polite = polite }
 
     /// We want to offer (a new section, an ICE restart). While an offer is out,

@@ -6,17 +6,23 @@ import Foundation
 /// `removal-candidates`, a numeric bye reason, a callId in any letter case, a
 /// trailing NUL, unknown fields.
 public struct RtcSignal: Codable, Sendable, Equatable {
+    /// The signal's `type`.
     public enum SignalType: String, Codable, Sendable {
         case offer, answer, candidate
         case removeCandidates = "remove-candidates"
         case prAnswer, bye, action, event
     }
 
+    /// One ICE candidate as the W3C RTCIceCandidateInit gives it.
     public struct Candidate: Codable, Sendable, Equatable {
+        /// The candidate line (`candidate:…`).
         public var sdp: String
+        /// The index of its media section.
         public var sdpMLineIndex: Int
+        /// The mid of its media section.
         public var sdpMid: String?
 
+        /// A candidate for a section.
         public init(sdp: String, sdpMLineIndex: Int, sdpMid: String?) {
             self.sdp = sdp
             self.sdpMLineIndex = sdpMLineIndex
@@ -34,7 +40,9 @@ public struct RtcSignal: Codable, Sendable, Equatable {
         }
     }
 
+    /// The callee's decision (`action`).
     public enum Action: String, Codable, Sendable { case accept, reject }
+    /// A call event (`event`): the callee is ringing, …
     public enum Event: String, Codable, Sendable { case ringing, online, connectToRoom }
 
     /// Why a call ended (bye `reason`). iOS and web send strings; Android sends
@@ -43,17 +51,27 @@ public struct RtcSignal: Codable, Sendable, Equatable {
         case normal, declined, busy, close, unknown, error, timeout, failed
     }
 
+    /// What a call carries (`options`).
     public enum MediaOption: String, Codable, Sendable { case audio, video, data }
 
+    /// What kind of signal it is.
     public var type: SignalType
+    /// An offer's or answer's SDP.
     public var sdp: String?
+    /// Candidates (`candidate`, `remove-candidates`).
     public var candidates: [Candidate]?
+    /// Why (`bye`).
     public var reason: Reason?
+    /// What the call carries (an offer's).
     public var options: [MediaOption]?
+    /// The callee's decision (`action`).
     public var action: Action?
+    /// The call it belongs to.
     public var callId: String?
+    /// The event (`event`).
     public var event: Event?
 
+    /// A signal with the fields its type uses.
     public init(
         type: SignalType, sdp: String? = nil, candidates: [Candidate]? = nil, reason: Reason? = nil,
         options: [MediaOption]? = nil, action: Action? = nil, callId: String? = nil, event: Event? = nil
@@ -70,6 +88,7 @@ public struct RtcSignal: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey { case type, sdp, candidates, reason, options, action, callId, event }
 
+    /// Decodes tolerantly: unknown fields are ignored, variants mapped (see the type's comment).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let typeName = try container.decode(String.self, forKey: .type)
@@ -107,6 +126,7 @@ public struct RtcSignal: Codable, Sendable, Equatable {
         }
     }
 
+    /// The JSON as the reference peers send it (sorted keys).
     public func encoded() -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -140,11 +160,13 @@ public struct RtcSignal: Codable, Sendable, Equatable {
     }
 }
 
+/// Why a signal could not be read or sent.
 public enum SignalError: Error, Equatable, Sendable, CustomStringConvertible {
     case undecodable(String)
     case tooLarge(Int)
     case notDelivered(String)
 
+    /// What went wrong, in words for a log or a user.
     public var description: String {
         switch self {
         case .undecodable(let why): "signal: \(why)"

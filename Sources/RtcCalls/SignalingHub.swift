@@ -14,6 +14,7 @@ import RtcPeer
 /// still meets in one client), else it is dropped. A closed tap's callIds
 /// are forgotten, so the table holds only the calls of open taps.
 public actor SignalingHub {
+    /// The provider the hub reads and sends through.
     public let provider: any SignalingProvider
     private var taps: [Int: Tap] = [:]
     private var nextId = 0
@@ -24,6 +25,7 @@ public actor SignalingHub {
     private var peers: [String: [Int]] = [:]
     private var pump: Task<Void, Never>?
 
+    /// A hub over a provider; it starts reading at the first tap.
     public init(_ provider: any SignalingProvider) { self.provider = provider }
 
     /// A provider for one call client. `answering`: it also takes the calls
@@ -101,14 +103,17 @@ public actor SignalingHub {
             continuation.onTermination = { [weak hub] _ in Task { await hub?.close(id) } }
         }
 
+        /// Sends through the hub's provider; replies to this call come back to this tap.
         public func send(_ signal: RtcSignal, to peer: String) async throws(SignalError) {
             // Recorded before it leaves, so that a reply that comes at once finds its tap.
             await hub.sent(signal, to: peer, by: id)
             try await hub.provider.send(signal, to: peer)
         }
 
+        /// This tap's signals.
         public func inputs() async -> AsyncStream<SignalingInput> { stream }
 
+        /// The hub's provider's servers.
         public func iceServers() async -> [PeerConfiguration.IceServer] { await hub.provider.iceServers() }
 
         /// Ends this tap: its stream finishes and its calls are forgotten (also

@@ -26,6 +26,7 @@ public protocol SignalingProvider: Sendable {
 /// Providers joined in memory: what one sends to a peer id, that peer's
 /// provider receives, in order. For tests (and bots in one process).
 public final class InMemorySignaling: SignalingProvider, @unchecked Sendable {
+    /// This side's peer id.
     public let id: String
     private let continuation: AsyncStream<SignalingInput>.Continuation
     private let stream: AsyncStream<SignalingInput>
@@ -47,6 +48,7 @@ public final class InMemorySignaling: SignalingProvider, @unchecked Sendable {
         return providers
     }
 
+    /// Two providers that reach each other.
     public static func pair(_ a: String, _ b: String) -> (InMemorySignaling, InMemorySignaling) {
         let providers = network([a, b])
         return (providers[a]!, providers[b]!)  // both were just made
@@ -77,6 +79,7 @@ public final class InMemorySignaling: SignalingProvider, @unchecked Sendable {
     /// The signals sent (the last `logLimit`), for tests to look at.
     public var sent: [RtcSignal] { lock.withLock { log } }
 
+    /// Delivers to the peer's provider at once (or drops, or rewrites, as set).
     public func send(_ signal: RtcSignal, to peer: String) async throws(SignalError) {
         let (drop, rewrite) = lock.withLock {
             log.append(signal)
@@ -92,8 +95,10 @@ public final class InMemorySignaling: SignalingProvider, @unchecked Sendable {
     /// Injects an input as if it came from the network (stray or raw signals in tests).
     public func deliver(_ input: SignalingInput) { continuation.yield(input) }
 
+    /// What the other providers sent this one.
     public func inputs() async -> AsyncStream<SignalingInput> { stream }
 
+    /// None.
     public func iceServers() async -> [PeerConfiguration.IceServer] { [] }
 
     private final class Switchboard: @unchecked Sendable {

@@ -8,12 +8,14 @@ import RtcPeer
 /// line that is not a signal, or is too long, is reported as `.undecodable`,
 /// and the stream ends when standard input does.
 public final class StandardIOSignaling: SignalingProvider, Sendable {
+    /// The one peer's id.
     public static let peer = "peer"
     private let lock = NSLock()
     private let stream: AsyncStream<SignalingInput>
     /// Longest line read (bounds what the other side can make us hold).
     public static let maxLine = 1 << 20
 
+    /// Starts reading standard input, one signal per line.
     public init() {
         let (stream, continuation) = AsyncStream<SignalingInput>.makeStream()
         self.stream = stream
@@ -43,6 +45,7 @@ public final class StandardIOSignaling: SignalingProvider, Sendable {
         thread.start()
     }
 
+    /// Writes the signal as one JSON line on standard output.
     public func send(_ signal: RtcSignal, to peer: String) async throws(SignalError) { write(signal) }
 
     /// Writes one signal line now; lines from several tasks never interleave.
@@ -51,7 +54,9 @@ public final class StandardIOSignaling: SignalingProvider, Sendable {
         lock.withLock { FileHandle.standardOutput.write(Data(line)) }
     }
 
+    /// The lines read, as signals (or what did not decode).
     public func inputs() async -> AsyncStream<SignalingInput> { stream }
 
+    /// None: `carrier rtc` passes its own.
     public func iceServers() async -> [PeerConfiguration.IceServer] { [] }
 }
