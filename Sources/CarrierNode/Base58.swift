@@ -16,6 +16,7 @@ public enum Base58 {
     /// quadratic time.
     public static let maxEncodedLength = 128
 
+    /// Base58 (Bitcoin alphabet) of bytes, leading zero bytes as `1`s.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
         let input = Array(bytes)
         let zeros = input.prefix { $0 == 0 }.count

@@ -196,5 +196,6 @@ extension Carrier {
         }
     }
 
+    /// Whether the node knows Express nodes (offline delivery, TURN).
     public var hasExpress: Bool { !options.expressNodes.isEmpty }
 }

@@ -107,10 +107,12 @@ extension Carrier {
         try setPaused(key, true)
     }
 
+    /// Resumes a transfer this side paused.
     public func resumeFile(_ key: FileTransferKey) throws(CarrierError) {
         try setPaused(key, false)
     }
 
+    /// Every transfer not yet finished, as it stands.
     public func fileTransfers() -> [FileTransferStatus] {
         let sending = outgoingFiles.values.map { file in
             let phase: FileTransferStatus.Phase =

@@ -73,6 +73,7 @@ extension Carrier {
         emit(.friendRemoved(id))
     }
 
+    /// Our own name for a friend (kept with the friend list, never sent).
     public func setLabel(_ label: String, for id: UserId) throws(CarrierError) {
         guard friends[id] != nil else { throw .notFriend(id.description) }
         guard label.utf8.count <= UserInfo.Limits.name else {
@@ -82,12 +83,15 @@ extension Carrier {
         dirty = true
     }
 
+    /// Whether `id` is a friend.
     public func isFriend(_ id: UserId) -> Bool { friends[id] != nil }
 
+    /// Every friend: label, connection, presence and user info.
     public func friendList() -> [FriendInfo] {
         friends.keys.compactMap(friendInfo).sorted { $0.userId.description < $1.userId.description }
     }
 
+    /// One friend, if it is one.
     public func friendInfo(_ id: UserId) -> FriendInfo? {
         guard let state = friends[id] else { return nil }
         return FriendInfo(

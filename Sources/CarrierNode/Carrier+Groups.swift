@@ -4,6 +4,7 @@ import CToxcore
 /// conference id in base58; peers are identified by public key, since
 /// toxcore renumbers them as they come and go.
 extension Carrier {
+    /// Makes a group (a toxcore conference) with us in it.
     public func createGroup() throws(CarrierError) -> GroupId {
         try ensureAlive()
         var error = TOX_ERR_CONFERENCE_NEW_OK
@@ -15,6 +16,7 @@ extension Carrier {
         return try groupId(number: number)
     }
 
+    /// Invites an online friend to a group; it joins with `joinGroup` on the invite it gets.
     public func inviteToGroup(_ group: GroupId, friend: UserId) throws(CarrierError) {
         let number = try conferenceNumber(group)
         let friendNumber = try friendNumber(friend)
@@ -37,6 +39,7 @@ extension Carrier {
         return try groupId(number: number)
     }
 
+    /// Leaves a group (it is gone for us).
     public func leaveGroup(_ group: GroupId) throws(CarrierError) {
         let number = try conferenceNumber(group)
         guard tox_conference_delete(tox, number, nil) else { throw .tox(function: "tox_conference_delete", code: -1) }
@@ -55,6 +58,7 @@ extension Carrier {
         noteActivity()
     }
 
+    /// Sets a group's title, for every member.
     public func setGroupTitle(_ title: String, for group: GroupId) throws(CarrierError) {
         let number = try conferenceNumber(group)
         let bytes = Array(title.utf8)
@@ -68,6 +72,7 @@ extension Carrier {
         noteActivity()
     }
 
+    /// A group's title.
     public func groupTitle(_ group: GroupId) throws(CarrierError) -> String {
         let number = try conferenceNumber(group)
         let size = tox_conference_get_title_size(tox, number, nil)
@@ -76,6 +81,7 @@ extension Carrier {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// The members of a group, us included.
     public func groupPeers(_ group: GroupId) throws(CarrierError) -> [GroupPeer] {
         let number = try conferenceNumber(group)
         let count = tox_conference_peer_count(tox, number, nil)
@@ -92,6 +98,7 @@ extension Carrier {
         }
     }
 
+    /// The groups we are in.
     public func groups() -> [GroupId] {
         var numbers = [UInt32](repeating: 0, count: tox_conference_get_chatlist_size(tox))
         tox_conference_get_chatlist(tox, &numbers)

@@ -146,6 +146,7 @@ extension Carrier {
         return stream
     }
 
+    /// Stops taking invites for an extension: its stream ends, and its invites get the unknown-extension status.
     public func unregisterExtension(_ name: String) {
         if var extensionHub = extensionHubs.removeValue(forKey: name) { extensionHub.finish() }
     }

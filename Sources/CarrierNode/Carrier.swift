@@ -11,7 +11,9 @@ import Foundation
 /// subscribers through `AsyncStream`s. Call `start()` to go online and
 /// `stop()` before dropping the node: the loop keeps the actor alive until then.
 public actor Carrier {
+    /// Our user id (the identity's public key), what friends know us by.
     public nonisolated let userId: UserId
+    /// The options the node was made with.
     public nonisolated let options: CarrierOptions
 
     let tox: OpaquePointer
@@ -302,16 +304,19 @@ public actor Carrier {
     /// node that lost it says so here, in a `.connection` event and in its log).
     public var online: Bool { connected }
 
+    /// Counters of what the node dropped, sent and did.
     public func stats() -> NodeStats { counters }
 
     // MARK: Identity
 
+    /// Our address: what others pass to `addFriend` (user id, nospam, checksum).
     public func address() -> CarrierAddress {
         var bytes = [UInt8](repeating: 0, count: CarrierAddress.size)
         tox_self_get_address(tox, &bytes)
         return CarrierAddress(bytes: bytes) ?? CarrierAddress(userId: userId, nospam: tox_self_get_nospam(tox))
     }
 
+    /// The nospam part of our address.
     public func nospam() -> UInt32 { tox_self_get_nospam(tox) }
 
     /// Changes the nospam: friend requests to the old address stop arriving.
@@ -328,6 +333,7 @@ public actor Carrier {
         return key
     }
 
+    /// Signs a message with the identity's key (XEdDSA, `IdentitySignature`); anyone can verify it with `IdentitySignature.verify` and our user id.
     public func sign(_ message: [UInt8]) throws(CarrierError) -> [UInt8] {
         var key = exportSecretKey()
         defer { for index in key.indices { key[index] = 0 } }
@@ -348,6 +354,7 @@ public actor Carrier {
         return key
     }
 
+    /// The UDP port toxcore bound, if it did.
     public func udpPort() -> UInt16? {
         var error = TOX_ERR_GET_PORT_OK
         let port = tox_self_get_udp_port(tox, &error)
@@ -361,8 +368,10 @@ public actor Carrier {
 
     // MARK: Self info
 
+    /// Our user info, as friends see it.
     public func userInfo() -> UserInfo { selfInfo }
 
+    /// Sets our user info (fields over their limits are an error); friends get it now or when they connect.
     public func setUserInfo(_ info: UserInfo) throws(CarrierError) {
         try ensureAlive()
         try info.validate()
@@ -375,18 +384,21 @@ public actor Carrier {
         noteActivity()
     }
 
+    /// Sets the client part of our user info.
     public func setClientInfo(_ client: UserInfo.ClientInfo) throws(CarrierError) {
         var info = selfInfo
         info.client = client
         try setUserInfo(info)
     }
 
+    /// Sets the profile part of our user info.
     public func setProfileExtension(_ profile: UserInfo.ProfileExtension) throws(CarrierError) {
         var info = selfInfo
         info.profile = profile
         try setUserInfo(info)
     }
 
+    /// Our presence, as friends see it.
     public func presence() -> Presence {
         switch tox_self_get_status(tox) {
         case TOX_USER_STATUS_AWAY: .away
@@ -395,6 +407,7 @@ public actor Carrier {
         }
     }
 
+    /// Sets our presence (none, away, busy).
     public func setPresence(_ presence: Presence) throws(CarrierError) {
         try ensureAlive()
         let status: Tox_User_Status =

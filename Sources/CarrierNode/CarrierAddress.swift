@@ -5,10 +5,14 @@
 /// `checksum[0]` XORs the bytes at even indices 0...34 and `checksum[1]`
 /// the bytes at odd indices 1...35.
 public struct CarrierAddress: Hashable, Sendable, CustomStringConvertible {
+    /// Bytes in an address: key (32), nospam (4), checksum (2).
     public static let size = 38
+    /// Whose address it is.
     public let userId: UserId
+    /// The nospam: changing it stops requests to the old address.
     public let nospam: UInt32
 
+    /// An address from its parts (the checksum is computed).
     public init(userId: UserId, nospam: UInt32) {
         self.userId = userId
         self.nospam = nospam
@@ -31,17 +35,20 @@ public struct CarrierAddress: Hashable, Sendable, CustomStringConvertible {
         self.init(bytes: bytes)
     }
 
+    /// Whether `text` is a base58 address with a good checksum.
     public static func isValid(_ text: String) -> Bool { CarrierAddress(text) != nil }
 
     /// The user id inside an address, or nil if the address is invalid.
     public static func userId(fromAddress text: String) -> UserId? { CarrierAddress(text)?.userId }
 
+    /// The 38 bytes: key, nospam, checksum.
     public var bytes: [UInt8] {
         var bytes = userId.publicKey
         bytes += [UInt8(nospam >> 24), UInt8((nospam >> 16) & 0xFF), UInt8((nospam >> 8) & 0xFF), UInt8(nospam & 0xFF)]
         return bytes + Self.checksum(bytes[...])
     }
 
+    /// The address in base58.
     public var description: String { Base58.encode(bytes) }
 
     static func checksum(_ body: ArraySlice<UInt8>) -> [UInt8] {

@@ -17,6 +17,7 @@ public enum CarrierError: Error, Equatable, Sendable, CustomStringConvertible {
     case storage(String)
     case tox(function: String, code: Int)
 
+    /// What went wrong, in words for a log or a user.
     public var description: String {
         switch self {
         case .invalidAddress(let text):

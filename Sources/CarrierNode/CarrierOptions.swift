@@ -6,6 +6,7 @@ public struct CarrierOptions: Sendable {
     /// Identity and friend list live here (file `carrier.data`, mode 0600).
     /// nil keeps nothing on disk: a fresh identity each run (bootstrap nodes, tests).
     public var dataDirectory: String?
+    /// Nodes to join the network through (asked again while off the network).
     public var bootstrapNodes: [BootstrapNode] = []
     /// false forces TCP relays.
     public var udpEnabled = true
@@ -28,6 +29,7 @@ public struct CarrierOptions: Sendable {
     /// The loop sleeps this long between iterations while traffic is in flight
     /// (field notes: latency follows this sleep), and at most `idleInterval` otherwise.
     public var busyInterval: Duration = .milliseconds(2)
+    /// (See `busyInterval`.)
     public var idleInterval: Duration = .milliseconds(20)
     /// A file offered by a friend that is larger than this is refused at once.
     public var maxIncomingFileSize: UInt64 = 1 << 40
@@ -40,6 +42,7 @@ public struct CarrierOptions: Sendable {
     /// A message whose receipt has not come by then goes to Express too (receipt `.offline`).
     public var offlineFallbackAfter: Duration = .seconds(30)
 
+    /// Options with the defaults above.
     public init(dataDirectory: String? = nil, bootstrapNodes: [BootstrapNode] = []) {
         self.dataDirectory = dataDirectory
         self.bootstrapNodes = bootstrapNodes
@@ -48,10 +51,14 @@ public struct CarrierOptions: Sendable {
 
 /// A node to join the network through: its host, UDP/TCP port and DHT key.
 public struct BootstrapNode: Equatable, Sendable, Codable, CustomStringConvertible {
+    /// An IP address or host name.
     public var host: String
+    /// Its UDP port (and TCP relay port).
     public var port: UInt16
+    /// Its DHT key (32 bytes), new at each start of the node.
     public var publicKey: [UInt8]
 
+    /// A node by address and key.
     public init(host: String, port: UInt16, publicKey: [UInt8]) {
         self.host = host
         self.port = port
@@ -76,10 +83,12 @@ public struct BootstrapNode: Equatable, Sendable, Codable, CustomStringConvertib
         return bytes
     }
 
+    /// `host:port:key`, the key in base58.
     public var description: String { "\(host):\(port):\(Base58.encode(publicKey))" }
 
     enum CodingKeys: String, CodingKey { case host, port, publicKey }
 
+    /// Decodes `{"host","port","publicKey"}` (key in base58 or hex).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         host = try container.decode(String.self, forKey: .host)
@@ -92,6 +101,7 @@ public struct BootstrapNode: Equatable, Sendable, Codable, CustomStringConvertib
         publicKey = key
     }
 
+    /// Encodes `{"host","port","publicKey"}`, the key in base58.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(host, forKey: .host)
@@ -104,11 +114,16 @@ public struct BootstrapNode: Equatable, Sendable, Codable, CustomStringConvertib
 /// `{"bootstrap":[{"host":"127.0.0.1","port":33445,"publicKey":"<base58>"}],"udp":true,"loopbackOnly":false,
 ///   "express":[{"host":"127.0.0.1","port":8080,"publicKey":"<base58>"}]}`.
 public struct NetworkConfig: Codable, Sendable {
+    /// Nodes to join through.
     public var bootstrap: [BootstrapNode]
+    /// Express nodes, tried in order.
     public var express: [ExpressNode]?
+    /// false: TCP relays only.
     public var udp: Bool?
+    /// true: keep all traffic on 127.0.0.1.
     public var loopbackOnly: Bool?
 
+    /// Reads a configuration file; an error names what is wrong in it.
     public static func load(path: String) throws(CarrierError) -> NetworkConfig {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {

@@ -3,10 +3,14 @@ import Foundation
 /// An Express node: where it listens and its key (`host:port:key`, as
 /// `carrier express` prints it). The key authenticates its answers.
 public struct ExpressNode: Equatable, Sendable, Codable, CustomStringConvertible {
+    /// An IP address or host name.
     public var host: String
+    /// Its HTTP port.
     public var port: UInt16
+    /// Its key (32 bytes), which signs its answers.
     public var publicKey: [UInt8]
 
+    /// An Express node by address and key.
     public init(host: String, port: UInt16, publicKey: [UInt8]) {
         self.host = host
         self.port = port
@@ -22,13 +26,16 @@ public struct ExpressNode: Equatable, Sendable, Codable, CustomStringConvertible
         self.init(host: entry.host, port: entry.port, publicKey: entry.publicKey)
     }
 
+    /// `host:port:key`, the key in base58.
     public var description: String { "\(host):\(port):\(Base58.encode(publicKey))" }
 
+    /// Decodes `{"host","port","publicKey"}`.
     public init(from decoder: any Decoder) throws {
         let entry = try BootstrapNode(from: decoder)
         self.init(host: entry.host, port: entry.port, publicKey: entry.publicKey)
     }
 
+    /// Encodes `{"host","port","publicKey"}`.
     public func encode(to encoder: any Encoder) throws {
         try BootstrapNode(host: host, port: port, publicKey: publicKey).encode(to: encoder)
     }
@@ -38,13 +45,16 @@ public struct ExpressNode: Equatable, Sendable, Codable, CustomStringConvertible
 
 /// TURN server credentials (coturn's REST form), from an Express node.
 public struct TurnServerInfo: Equatable, Sendable, Codable {
+    /// The TURN server's URLs.
     public var urls: [String]
     /// `expiry:userId`.
     public var username: String
+    /// The password for `username`; never logged.
     public var credential: String
     /// Unix time (s) after which coturn refuses the credential.
     public var expires: Int64
 
+    /// Credentials as an Express node hands them out.
     public init(urls: [String], username: String, credential: String, expires: Int64) {
         self.urls = urls
         self.username = username

@@ -13,12 +13,18 @@ import Foundation
 /// (`host:port:key`). Messages are sealed end to end (`SealedMessage`): the
 /// node stores ciphertext and learns sender, recipient, size and time.
 public enum ExpressProtocol {
+    /// The protocol's version, sent with every request.
     public static let version = "carrier-express-1"
 
+    /// The request headers that authenticate a client.
     public enum Header {
+        /// The client's user id.
         public static let user = "X-Carrier-User"
+        /// The request's time; one more than `maxClockSkew` from the node's is refused.
         public static let time = "X-Carrier-Time"
+        /// A random value a request carries once (no replays).
         public static let nonce = "X-Carrier-Nonce"
+        /// The client's signature over the canonical request (the node's key, method, path, time, nonce, body's SHA-256).
         public static let signature = "X-Carrier-Signature"
         /// On a pull: "1" when more records wait after this batch.
         public static let more = "X-Carrier-More"
@@ -56,6 +62,7 @@ public enum ExpressProtocol {
         ]
     }
 
+    /// A fresh random nonce, hex.
     public static func newNonce() -> String {
         var bytes = [UInt8](repeating: 0, count: nonceLength / 2)
         randombytes_buf(&bytes, bytes.count)
@@ -76,11 +83,16 @@ public enum ExpressProtocol {
     /// One stored message as a pull returns it:
     /// `seq u64 | sender key (32) | storedAt ms u64 | length u32 | sealed bytes`, big-endian.
     public struct Record: Equatable, Sendable {
+        /// The record's number in the recipient's queue (delete up to it).
         public var seq: UInt64
+        /// Who stored it (authenticated by the node; the seal proves it again).
         public var sender: UserId
+        /// When it was stored (ms since 1970).
         public var storedAt: UInt64
+        /// The sealed message (`SealedMessage`).
         public var sealed: [UInt8]
 
+        /// A record.
         public init(seq: UInt64, sender: UserId, storedAt: UInt64, sealed: [UInt8]) {
             self.seq = seq
             self.sender = sender
@@ -90,6 +102,7 @@ public enum ExpressProtocol {
 
         static let headerSize = 8 + 32 + 8 + 4
 
+        /// Appends the record's wire form.
         public func encode(into bytes: inout [UInt8]) {
             bytes += Self.bigEndian(seq)
             bytes += sender.publicKey
@@ -133,21 +146,26 @@ public enum ExpressProtocol {
 /// Layout: `1 (version) | nonce (24) | box(plaintext)`; the plaintext is a
 /// node packet (`docs/express.md`): the message or friend request, its id and time.
 public struct SealedMessage: Equatable, Sendable {
+    /// What was sealed.
     public enum Kind: UInt8, Sendable {
         case message = 1
         case friendRequest = 2
     }
 
+    /// A message or a friend request.
     public var kind: Kind
     /// Chosen by the sender: the recipient delivers each id once.
     public var id: [UInt8]
     /// When the sender sent it (ms since 1970).
     public var timestamp: UInt64
+    /// The extension a message was sent to, if any.
     public var ext: String?
+    /// The message, or the friend request's hello.
     public var data: [UInt8]
     /// For a friend request: the nospam of the address it was sent to.
     public var nospam: UInt32?
 
+    /// A message to seal.
     public init(kind: Kind, id: [UInt8], timestamp: UInt64, ext: String?, data: [UInt8], nospam: UInt32? = nil) {
         self.kind = kind
         self.id = id

@@ -5,10 +5,14 @@
 /// offered again (after a disconnect or a restart of either side), which is
 /// how it resumes from the bytes already on disk.
 public struct FileTransferKey: Hashable, Sendable, CustomStringConvertible {
+    /// The friend at the other end.
     public let friend: UserId
+    /// The file's SHA-256 (also toxcore's file id).
     public let sha256: [UInt8]
+    /// Whether we send it.
     public let outgoing: Bool
 
+    /// A transfer's key.
     public init(friend: UserId, sha256: [UInt8], outgoing: Bool) {
         self.friend = friend
         self.sha256 = sha256
@@ -17,14 +21,17 @@ public struct FileTransferKey: Hashable, Sendable, CustomStringConvertible {
 
     /// `out:` or `in:` and the first 16 hex digits of the SHA-256.
     public var description: String { (outgoing ? "out:" : "in:") + Hex.encode(Array(sha256.prefix(8))) }
+    /// The SHA-256 in hex.
     public var sha256Hex: String { Hex.encode(sha256) }
 }
 
 /// A file a friend offers; answer with `Carrier.acceptFile` or `refuseFile`.
 public struct FileOffer: Equatable, Sendable {
+    /// The transfer.
     public var key: FileTransferKey
     /// Sanitised: one path component, no control characters, not hidden.
     public var name: String
+    /// The file's size in bytes.
     public var size: UInt64
 }
 
@@ -43,6 +50,7 @@ public enum FileTransferEvent: Equatable, Sendable {
     case interrupted(FileTransferKey, reason: String)
     case finished(FileTransferKey, FileTransferOutcome)
 
+    /// The transfer the event is about.
     public var key: FileTransferKey {
         switch self {
         case .offered(let offer): offer.key
@@ -53,6 +61,7 @@ public enum FileTransferEvent: Equatable, Sendable {
     }
 }
 
+/// How a transfer ended.
 public enum FileTransferOutcome: Equatable, Sendable {
     /// Received whole, size and SHA-256 checked, and stored at `path` (receiver);
     /// the receiver confirmed exactly that (sender, `path` nil).
@@ -64,6 +73,7 @@ public enum FileTransferOutcome: Equatable, Sendable {
 
 /// A transfer as it stands (`Carrier.fileTransfers()`).
 public struct FileTransferStatus: Equatable, Sendable {
+    /// Where a transfer is.
     public enum Phase: String, Sendable {
         /// Outgoing: the friend is offline; the file is offered when it connects.
         case waitingForFriend
@@ -75,11 +85,18 @@ public struct FileTransferStatus: Equatable, Sendable {
         /// All bytes moved; the receiver is checking the SHA-256.
         case verifying
     }
+    /// The transfer.
     public var key: FileTransferKey
+    /// The file's name.
     public var name: String
+    /// The file's size in bytes.
     public var size: UInt64
+    /// Bytes moved so far.
     public var bytes: UInt64
+    /// Where it is.
     public var phase: Phase
+    /// Paused by this side (`pauseFile`).
     public var pausedByUs: Bool
+    /// Paused by the friend.
     public var pausedByPeer: Bool
 }

@@ -1,5 +1,6 @@
 /// Lower-case hexadecimal for keys and signatures on the command line and in configs.
 public enum Hex {
+    /// Lowercase hex of bytes.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []

@@ -6,14 +6,18 @@ import CSodium
 /// signature byte 63), byte-compatible with the Carrier AgentNet fork and
 /// curve25519-js (wire notes §8.3). Verification needs only a user id.
 public enum IdentitySignature {
+    /// Bytes in a signature.
     public static let signatureSize = 64
+    /// Bytes in the identity's secret key.
     public static let secretKeySize = 32
 
+    /// Why a message could not be signed.
     public enum SignError: Error, Equatable, CustomStringConvertible {
         case emptyMessage
         case badSecretKey
         case badRandom
 
+        /// What went wrong, in words for a log or a user.
         public var description: String {
             switch self {
             case .emptyMessage: "refusing to sign an empty message"
@@ -76,6 +80,7 @@ public enum IdentitySignature {
         return crypto_sign_ed25519_verify_detached(plain, message, UInt64(message.count), edwardsKey) == 0
     }
 
+    /// Whether `signature` is `userId`'s over `message`.
     public static func verify(message: [UInt8], signature: [UInt8], userId: UserId) -> Bool {
         verify(message: message, signature: signature, publicKey: userId.publicKey)
     }
