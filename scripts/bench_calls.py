@@ -17,7 +17,7 @@ receipt).
 Usage: bench_calls.py CARRIER_BINARY
 The capture-to-decoded delay of our calls comes from each receiver's stats
 (the frame's RTP time on the sender's clock, from its sender reports).
-Environment: CALLS (10), SECONDS (3, media per call).
+Environment: CALLS (10), CALL_SECONDS (3, media per call; not SECONDS, which bash sets).
 """
 import json
 import os
@@ -32,7 +32,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CARRIER = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/release/carrier"))
 CALLS = int(os.environ.get("CALLS", "10"))
-SECONDS = float(os.environ.get("SECONDS", "3"))
+SECONDS = float(os.environ.get("CALL_SECONDS", "3"))
 ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 

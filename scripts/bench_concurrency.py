@@ -14,7 +14,7 @@ concealed or packets lost at either end, or a call that did not connect).
 Then the same with video too (640x480@30 VP8 both ways, recorded as IVF).
 The point where audio starts to break up is this machine's limit.
 Usage: bench_concurrency.py CARRIER_BINARY
-Environment: AUDIO_CALLS ("100,200,300"), VIDEO_CALLS ("8,16,24"), SECONDS (30: each call's length once
+Environment: AUDIO_CALLS ("100,200,300"), VIDEO_CALLS ("8,16,24"), CALL_SECONDS (30: each call's length once
 connected).
 """
 import json
@@ -33,7 +33,7 @@ from bench_calls import Lines, carrier  # noqa: E402  (the same process helpers)
 CARRIER = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/release/carrier"))
 AUDIO_CALLS = [int(n) for n in os.environ.get("AUDIO_CALLS", "100,200,300").split(",") if n]
 VIDEO_CALLS = [int(n) for n in os.environ.get("VIDEO_CALLS", "8,16,24").split(",") if n]
-SECONDS = float(os.environ.get("SECONDS", "30"))
+SECONDS = float(os.environ.get("CALL_SECONDS", "30"))
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
