@@ -15,14 +15,10 @@ import Testing
     @Test func commandsRunInsideTheDaemonAndOnTheirOwnWithoutIt() async throws {
         let root = temporaryDirectory("cli-daemon")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let node = try CarrierProcess(["node", "--host", "127.0.0.1"])
-        defer { node.interrupt() }
-        let entry = try #require(await node.waitForLine(containing: "127.0.0.1:", timeout: .seconds(20)))
-        let common = ["--bootstrap", entry, "--loopback"]
-        let (_, bobLines, _) = try await CarrierProcess.run(["id", "--data", root + "/bob", "--json"])
-        let bob = try #require(json(bobLines.last))
-        let bobAddress = try #require(bob["address"] as? String)
-        let bobUser = try #require(bob["userId"] as? String)
+        let network = try await LocalNetwork()
+        defer { network.node.interrupt() }
+        let common = network.common
+        let (bobAddress, bobUser) = try await LocalNetwork.identity(root + "/bob")
         let listener = try CarrierProcess(
             ["listen", "--accept-friends", "--answer", "--json", "--data", root + "/bob"] + common)
         defer { listener.interrupt() }

@@ -7,14 +7,10 @@ import Testing
     @Test func nodeListenFriendAddAndMessageAcrossProcesses() async throws {
         let root = temporaryDirectory("net")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let node = try CarrierProcess(["node", "--host", "127.0.0.1"])
-        let entry = try #require(await node.waitForLine(containing: "127.0.0.1:", timeout: .seconds(20)))
-        let common = ["--bootstrap", entry, "--loopback"]
+        let network = try await LocalNetwork()
+        let (node, common) = (network.node, network.common)
 
-        let (_, bobId, _) = try await CarrierProcess.run(["id", "--data", root + "/bob", "--json"])
-        let bob = try #require(json(bobId.last))
-        let bobAddress = try #require(bob["address"] as? String)
-        let bobUser = try #require(bob["userId"] as? String)
+        let (bobAddress, bobUser) = try await LocalNetwork.identity(root + "/bob")
 
         let listener = try CarrierProcess(
             ["listen", "--accept-friends", "--receive-dir", root + "/inbox", "--json", "--data", root + "/bob"] + common
@@ -73,17 +69,14 @@ import Testing
     @Test func groupsAcrossProcesses() async throws {
         let root = temporaryDirectory("group")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let node = try CarrierProcess(["node", "--host", "127.0.0.1"])
-        defer { node.interrupt() }
-        let entry = try #require(await node.waitForLine(containing: "127.0.0.1:", timeout: .seconds(20)))
-        let common = ["--bootstrap", entry, "--loopback"]
-        let (_, bobLines, _) = try await CarrierProcess.run(["id", "--data", root + "/bob", "--json"])
-        let bob = try #require(json(bobLines.last))
-        let (_, aliceLines, _) = try await CarrierProcess.run(["id", "--data", root + "/alice", "--json"])
-        let aliceUser = try #require(json(aliceLines.last)?["userId"] as? String)
+        let network = try await LocalNetwork()
+        defer { network.node.interrupt() }
+        let common = network.common
+        let bob = try await LocalNetwork.identity(root + "/bob")
+        let aliceUser = try await LocalNetwork.identity(root + "/alice").userId
         let listener = try CarrierProcess(["listen", "--accept-friends", "--data", root + "/bob"] + common)
         let (added, _, addError) = try await CarrierProcess.run(
-            ["friend", "add", try #require(bob["address"] as? String), "--wait", "90", "--data", root + "/alice"]
+            ["friend", "add", bob.address, "--wait", "90", "--data", root + "/alice"]
                 + common, timeout: .seconds(120))
         #expect(added == 0, "friend add failed: \(addError.suffix(500))")
         listener.interrupt()
@@ -96,7 +89,7 @@ import Testing
             ] + common)
         let creator = try CarrierProcess(
             [
-                "group", "create", "--title", "the test", "--invite", try #require(bob["userId"] as? String),
+                "group", "create", "--title", "the test", "--invite", bob.userId,
                 "--duration", "60", "--json", "--data", root + "/alice",
             ] + common)
         defer {
@@ -110,7 +103,7 @@ import Testing
         #expect(
             json(heardByBob)?["event"] as? String == "groupMessage",
             "bob: \(joiner.lines.joined(separator: "\n").suffix(800)) \(joiner.stderr.suffix(300))")
-        #expect(json(heardByAlice)?["from"] as? String == bob["userId"] as? String)
+        #expect(json(heardByAlice)?["from"] as? String == bob.userId)
         let title = await joiner.waitForLine(containing: "groupTitle", timeout: .seconds(10))
         #expect(json(title)?["title"] as? String == "the test")
     }
