@@ -81,6 +81,13 @@ class Lines:
                 self.process.kill()
 
 
+def stop_all(*processes):
+    """Stops each of the `Lines` processes (or stacks) given, skipping the ones never started."""
+    for process in processes:
+        if process:
+            process.stop()
+
+
 def carrier(*args, timeout=120):
     done = subprocess.run([CARRIER, *args], capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
@@ -229,9 +236,7 @@ def main():
         print(f"\nMessage with its delivery receipt, friends online (carrier through the daemon): median "
               f"{median(times):.1f} ms, {min(times):.1f}-{max(times):.1f} ms over {len(times)}")
     finally:
-        for process in (toxav, ours, node):
-            if process:
-                process.stop()
+        stop_all(toxav, ours, node)
         shutil.rmtree(work, ignore_errors=True)
 
 

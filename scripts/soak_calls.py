@@ -26,7 +26,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from bench_calls import Lines, carrier  # noqa: E402
+from bench_calls import Lines, carrier, stop_all  # noqa: E402
 
 CARRIER = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/release/carrier"))
 CALLS = int(os.environ.get("CALLS", "200"))
@@ -136,9 +136,7 @@ def main():
         print("  ok" if ok else "  NOT OK")
         return 0 if ok else 1
     finally:
-        for process in (daemon, listener, node):
-            if process:
-                process.stop()
+        stop_all(daemon, listener, node)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -85,15 +85,9 @@ struct GlobalOptions {
             throw UsageError(
                 "no bootstrap node: pass --bootstrap HOST:PORT:KEY (run `carrier node` to get one) or --config FILE")
         }
-        let node = try Carrier(options: options)
-        do {
+        return try await Self.stopping(try Carrier(options: options)) { node in
             try await node.start()
-            let code = try await body(node)
-            await node.stop()
-            return code
-        } catch {
-            await node.stop()
-            throw error
+            return try await body(node)
         }
     }
 
@@ -102,7 +96,12 @@ struct GlobalOptions {
     /// here is stopped (state saved) whatever `body` does.
     func withNode(_ options: CarrierOptions? = nil, _ body: (Carrier) async throws -> Int32) async throws -> Int32 {
         if let daemon { return try await body(daemon.node) }
-        let node = try Carrier(options: options ?? nodeOptions())
+        return try await Self.stopping(try Carrier(options: options ?? nodeOptions()), body)
+    }
+
+    /// Runs `body` on a node this command opened, then stops the node (state
+    /// saved) whether `body` returned or threw.
+    private static func stopping(_ node: Carrier, _ body: (Carrier) async throws -> Int32) async throws -> Int32 {
         do {
             let code = try await body(node)
             await node.stop()
