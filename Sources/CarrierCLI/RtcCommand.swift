@@ -55,6 +55,8 @@ struct RtcCommand: Command {
 
         Summary fields: role, connected, setupMs (createOffer, or the offer's arrival,
         to connected), iceMs (the same to ICE connected; the rest is DTLS), bytes, MBps, sha256, ok,
+        sctpPacketSize (when both ends are carrier on one machine and a probe let SCTP use
+        larger packets than its 1200-byte default),
         announcedBytes and incomplete (a received file cut short), outages and longestOutage
         (connection losses recovered by ICE restarts), selectedPair {local, remote}, and with
         media: media {sent: [...], received: [...]} (per track: kind, mid, packets,

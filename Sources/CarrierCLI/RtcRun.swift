@@ -152,6 +152,7 @@ actor RtcRun {
             )
         case .fileReceived(let id, let outcome) where id == callId:
             summary.transfer = outcome
+            summary.sctpPacketSize = try? await client.peerStats(id).sctpPacketSize
             output.log("received \(outcome.name): \(outcome.bytes) bytes, \(outcome.verdict)")
         default:
             break
@@ -211,6 +212,7 @@ actor RtcRun {
         do {
             let outcome = try await client.sendFile(path, callId: callId)
             summary.transfer = outcome
+            summary.sctpPacketSize = try? await client.peerStats(callId).sctpPacketSize
             guard outcome.ok else { return finish("the receiver's SHA-256 does not match") }
             transferDone = true
             checkDone()

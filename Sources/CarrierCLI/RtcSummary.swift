@@ -11,6 +11,8 @@ struct RtcSummary {
     var iceMs: Double?
     var transfer: FileTransferEndpoint.Outcome?
     var selectedPair: (local: String, remote: String)?
+    /// SCTP's packet size when a path probe raised it (PathMtuProbe; absent: the default).
+    var sctpPacketSize: Int?
     var error: String?
     var wantedTransfer = false
     /// The one-file recording, when there is one.
@@ -35,6 +37,7 @@ struct RtcSummary {
             if let announced = transfer.announcedBytes { object["announcedBytes"] = Int(announced) }
             if transfer.isIncomplete { object["incomplete"] = true }
             if let path = transfer.path { object["path"] = path }
+            if let sctpPacketSize { object["sctpPacketSize"] = sctpPacketSize }
         }
         if let selectedPair {
             object["selectedPair"] = ["local": selectedPair.local, "remote": selectedPair.remote]

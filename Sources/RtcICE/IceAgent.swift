@@ -202,6 +202,29 @@ public final class IceAgent: @unchecked Sendable {
         whileOpen(nil) { pair() }
     }
 
+    /// Whether the selected pair runs within this machine: both its local
+    /// address (ours, or the TURN relay's) and the peer's are loopback
+    /// addresses, so no network link (and no link MTU) lies between the
+    /// processes. A relay process on loopback may still be in the way: a
+    /// caller that wants large datagrams probes the path first.
+    public var selectedPathIsLocal: Bool {
+        whileOpen(false) {
+            var local: UnsafeMutablePointer<NiceCandidate>?
+            var remote: UnsafeMutablePointer<NiceCandidate>?
+            guard nice_agent_get_selected_pair(agent, streamId, 1, &local, &remote) != 0, let local, let remote else {
+                return false
+            }
+            return Self.isLoopback(&local.pointee.addr) && Self.isLoopback(&remote.pointee.addr)
+        }
+    }
+
+    private static func isLoopback(_ address: UnsafePointer<NiceAddress>) -> Bool {
+        var text = [CChar](repeating: 0, count: 64)
+        nice_address_to_string(address, &text)
+        let string = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return string.hasPrefix("127.") || string == "::1"
+    }
+
     private func pair() -> (local: String, remote: String)? {
         var local: UnsafeMutablePointer<NiceCandidate>?
         var remote: UnsafeMutablePointer<NiceCandidate>?

@@ -38,6 +38,8 @@ struct Negotiator: Sendable {
         var candidates: [String] = []
         var endOfCandidates = false
         var remoteMaxMessageSize: UInt64?
+        /// The largest SCTP packet the peer takes (PathMtuProbe), if it says.
+        var remoteSctpPacket: Int?
     }
 
     private(set) var signaling = SignalingState.stable
@@ -190,7 +192,11 @@ struct Negotiator: Sendable {
         remoteDescription = description
         for media in description.media where !media.isRejected {
             effects.candidates += media.candidates.map(\.description)
-            if media.isDataChannel { effects.remoteMaxMessageSize = media.maxMessageSize ?? 65536 }
+            if media.isDataChannel {
+                effects.remoteMaxMessageSize = media.maxMessageSize ?? 65536
+                effects.remoteSctpPacket = media.otherAttributes.first { $0.name == PathMtuProbe.attribute }?.value
+                    .flatMap { Int($0) }
+            }
         }
         effects.endOfCandidates = description.media.contains(where: \.endOfCandidates)
         return effects
@@ -297,6 +303,7 @@ struct Negotiator: Sendable {
                 media.mid = mid
                 media.sctpPort = 5000
                 media.maxMessageSize = UInt64(SctpAssociation.maxMessageSize)
+                media.otherAttributes.append(Attribute(PathMtuProbe.attribute, String(PathMtuProbe.largest)))
             case .rejected(let remote):
                 var rejected = MediaDescription(
                     kind: remote.kind, port: 0, proto: remote.proto, formats: remote.formats)

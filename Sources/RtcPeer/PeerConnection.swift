@@ -53,6 +53,11 @@ public actor PeerConnection {
     private var state = PeerConnectionState.new
     private var association: SctpAssociation?
     private var remoteMaxMessageSize: UInt64 = 65536
+    /// The largest SCTP packet the peer takes, from its SDP (PathMtuProbe).
+    private var remoteSctpPacket: Int?
+    /// SCTP's packet size once decided (nil inside: the default), and whether a probe runs.
+    private var sctpPacketSize: Int??
+    private var probingPath = false
     private var pendingChannels: [DataChannel] = []
     /// Incoming RTP: routed, counted and delivered on the ICE thread.
     private nonisolated let reception: RtpReception
@@ -300,6 +305,7 @@ public actor PeerConnection {
         updateRtpPaths()
         learnRouting(from: description)
         if let size = effects.remoteMaxMessageSize { remoteMaxMessageSize = size }
+        if effects.remoteMaxMessageSize != nil { remoteSctpPacket = effects.remoteSctpPacket }
         for line in effects.candidates + pendingRemoteCandidates { addScreened(line) }
         pendingRemoteCandidates = []
         if effects.endOfCandidates { transport.ice.remoteCandidatesComplete() }
@@ -469,6 +475,10 @@ public actor PeerConnection {
             setState(.connected)
             startSctpIfNegotiated()
             startRtcpTimer()
+        case .pathProbed(let size):
+            probingPath = false
+            sctpPacketSize = .some(size)
+            startSctpIfNegotiated()
         case .dtlsFailed(let reason):
             setState(.failed)
             failureReason = reason
@@ -542,6 +552,18 @@ public actor PeerConnection {
     private func startSctpIfNegotiated() {
         guard association == nil, negotiator.dataNegotiated, let role = dtlsRole
         else { return }
+        // usrsctp fixes its packet size when the association starts: probe first.
+        guard let packetSize = sctpPacketSize else {
+            guard !probingPath else { return }
+            if let size = PathMtuProbe.size(remoteAdvertised: remoteSctpPacket), transport.ice.selectedPathIsLocal {
+                probingPath = true
+                transport.probePath(size: size)
+            } else {
+                sctpPacketSize = .some(nil)
+                startSctpIfNegotiated()
+            }
+            return
+        }
         let transport = self.transport
         let directory = self.directory
         let created = WeakAssociation()
@@ -565,7 +587,7 @@ public actor PeerConnection {
         created.value = association
         self.association = association
         transport.attach(association)
-        association.start(remoteMaxMessageSize: remoteMaxMessageSize)
+        association.start(remoteMaxMessageSize: remoteMaxMessageSize, packetSize: packetSize)
         for channel in pendingChannels { open(channel, on: association) }
         pendingChannels = []
     }
@@ -775,7 +797,7 @@ public actor PeerConnection {
             packetsLostByPeer: lostByPeer,
             inbound: reception.inbound,
             selectedPair: transport.ice.selectedPair, droppedCandidates: droppedCandidates,
-            connectionLosses: iceLosses)
+            connectionLosses: iceLosses, sctpPacketSize: sctpPacketSize ?? nil)
     }
 
     /// Closes every channel and the transport, and frees what they hold.

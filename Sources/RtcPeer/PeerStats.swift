@@ -28,6 +28,9 @@ public struct PeerStats: Sendable, Equatable {
     /// Times ICE lost the established connection (consent expired) and left
     /// it to an ICE restart to bring it back.
     public var connectionLosses = 0
+    /// The largest SCTP packet this end sends, when a path probe raised it
+    /// above the default of about 1200 bytes (PathMtuProbe); nil otherwise.
+    public var sctpPacketSize: Int?
 
     /// One incoming RTP stream's reception (RFC 3550 §6.4.1).
     public struct InboundStreamStats: Sendable, Equatable {

@@ -20,6 +20,8 @@ final class SecureTransport: @unchecked Sendable {
         case dtlsFailed(String)
         case dtlsClosed
         case sctp(SctpAssociation.Event)
+        /// A path MTU probe is settled: SCTP packets of this size (nil: the default).
+        case pathProbed(Int?)
         case rtp(RtpPacket)
         case rtcp([RtcpPacket])
     }
@@ -131,10 +133,7 @@ final class SecureTransport: @unchecked Sendable {
     func attach(_ association: SctpAssociation) { sctpLock.withLock { sctp = association } }
 
     /// SCTP output (on the SCTP queue): encrypt and send.
-    func sendSctp(_ packet: [UInt8]) {
-        let datagrams: [[UInt8]] = dtlsLock.withLock { (try? dtls?.send(packet)) ?? [] }
-        sendAll(datagrams)
-    }
+    func sendSctp(_ packet: [UInt8]) { sendRecord(packet) }
 
     private func scheduleDtlsTimer() {
         dtlsLock.withLock {
@@ -199,7 +198,11 @@ final class SecureTransport: @unchecked Sendable {
                 }
                 onEvent(.dtlsConnected(profile))
             case .data(let packet):
-                sctpLock.withLock { sctp }?.receive(packet)
+                if PathMtuProbe.isProbeMessage(packet) {
+                    receiveProbeMessage(packet)
+                } else {
+                    sctpLock.withLock { sctp }?.receive(packet)
+                }
             case .closed:
                 onEvent(.dtlsClosed)
             case .failed(let error):
@@ -252,6 +255,72 @@ final class SecureTransport: @unchecked Sendable {
         } else if let packet = try? RtpPacket(parsing: plain) {
             onEvent(.rtp(packet))
         }
+    }
+
+    // MARK: Path MTU probe (PathMtuProbe)
+
+    /// Guarded by `probeLock`: the probe under way.
+    private var probe: PathMtuProbe?
+    private let probeLock = NSLock()
+
+    /// Probes the path for SCTP packets of `size` bytes; `.pathProbed` follows
+    /// (with the size, or nil if no acknowledgement came in time).
+    func probePath(size: Int) {
+        probeLock.withLock { probe = PathMtuProbe(size: size, now: .now) }
+        stepProbe()
+    }
+
+    private func stepProbe() {
+        let step: PathMtuProbe.Step? = probeLock.withLock {
+            guard probe != nil else { return nil }
+            let step = probe?.tick(now: .now)
+            if case .done = step { probe = nil }
+            return step
+        }
+        switch step {
+        case .send(let record, let next)?:
+            sendRecord(record)
+            wakeProbe(at: next)
+        case .wait(let next)?:
+            wakeProbe(at: next)
+        case .done(let size)?:
+            onEvent(.pathProbed(size))
+        case nil:
+            break
+        }
+    }
+
+    private func wakeProbe(at instant: ContinuousClock.Instant) {
+        let wait = max(ContinuousClock.now.duration(to: instant), .zero)
+        let (seconds, attoseconds) = wait.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+            self?.stepProbe()
+        }
+    }
+
+    /// On the ICE thread: a probe is answered at once (if it came whole); an
+    /// acknowledgement settles ours.
+    private func receiveProbeMessage(_ record: [UInt8]) {
+        switch PathMtuProbe.decode(record) {
+        case .probe(let token, let size)?:
+            sendRecord(PathMtuProbe.encode(.acknowledgement(token: token, size: size)))
+        case .acknowledgement(let token, let size)?:
+            let settled = probeLock.withLock {
+                guard probe?.acknowledged(token: token, size: size) == true else { return false }
+                probe = nil
+                return true
+            }
+            if settled { onEvent(.pathProbed(size)) }
+        case nil:
+            countersLock.withLock { counters.strayDropped += 1 }
+        }
+    }
+
+    /// One DTLS record of application data.
+    private func sendRecord(_ plaintext: [UInt8]) {
+        let datagrams: [[UInt8]] = dtlsLock.withLock { (try? dtls?.send(plaintext)) ?? [] }
+        sendAll(datagrams)
     }
 
     // MARK: Send

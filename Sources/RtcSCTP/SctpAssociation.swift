@@ -21,6 +21,11 @@ public final class SctpAssociation: @unchecked Sendable {
         case closed(reason: String)
     }
 
+    /// What usrsctp adds to a path MTU over AF_CONN: its packets are the
+    /// `spp_pathmtu` they are given plus the 12-byte common header (measured:
+    /// PathMtuOnTheWireTests sees 16000-byte packets for a 15988 MTU).
+    static let packetOverhead = 12
+
     /// Send and receive buffer of each socket.
     static let socketBuffer = 4 << 20
     /// The largest message we accept (advertised as `a=max-message-size`).
@@ -82,13 +87,15 @@ public final class SctpAssociation: @unchecked Sendable {
     /// Opens the socket and starts the association (both sides connect, as
     /// WebRTC does). Call once DTLS is up, before feeding packets.
     /// `remoteMaxMessageSize` is the peer's `a=max-message-size` (0: no limit).
-    public func start(remoteMaxMessageSize: UInt64 = 65536) {
+    /// `packetSize` raises the largest SCTP packet above usrsctp's default
+    /// (about 1200 bytes): only for a path known to carry it (a probe).
+    public func start(remoteMaxMessageSize: UInt64 = 65536, packetSize: Int? = nil) {
         stack.queue.async { [self] in
             self.remoteMaxMessageSize =
                 remoteMaxMessageSize == 0 ? Int.max : Int(min(remoteMaxMessageSize, UInt64(Int.max)))
             sharedLock.withLock { shared.remoteMaxMessageSize = self.remoteMaxMessageSize }
             stack.register(self, address: address)
-            guard openSocket() else {
+            guard openSocket(packetSize: packetSize) else {
                 finish(reason: "cannot open the SCTP socket")
                 return
             }
@@ -192,7 +199,7 @@ public final class SctpAssociation: @unchecked Sendable {
 
     func outbound(_ packet: [UInt8]) { onOutbound(packet) }
 
-    private func openSocket() -> Bool {
+    private func openSocket(packetSize: Int?) -> Bool {
         let receive:
             @convention(c) (
                 OpaquePointer?, sctp_sockstore, UnsafeMutableRawPointer?, Int, sctp_rcvinfo, Int32,
@@ -237,6 +244,15 @@ public final class SctpAssociation: @unchecked Sendable {
         for type in [SCTP_ASSOC_CHANGE, SCTP_STREAM_RESET_EVENT] {
             var event = sctp_event(se_assoc_id: UInt32(SCTP_ALL_ASSOC), se_type: UInt16(type), se_on: 1)
             setOption(Int32(IPPROTO_SCTP), SCTP_EVENT, &event)
+        }
+        if let packetSize {
+            // At endpoint level before connecting: usrsctp takes the association's
+            // smallest MTU from here and never raises it later.
+            var parameters = sctp_paddrparams()
+            parameters.spp_assoc_id = UInt32(SCTP_FUTURE_ASSOC)
+            parameters.spp_pathmtu = UInt32(clamping: packetSize - Self.packetOverhead)
+            parameters.spp_flags = UInt32(SPP_PMTUD_DISABLE)
+            setOption(Int32(IPPROTO_SCTP), SCTP_PEER_ADDR_PARAMS, &parameters)
         }
         var local = connAddress(port: localPort)
         var remote = connAddress(port: remotePort)

@@ -2,7 +2,8 @@ import Foundation
 
 /// A userspace UDP relay between two peers on 127.0.0.1 that plays the
 /// network between them: it can black out, lose, delay and reorder packets,
-/// and change a side's outward port as a NAT that rebinds would.
+/// change a side's outward port as a NAT that rebinds would, and drop
+/// datagrams above a size.
 ///
 /// Each side has a *mapping*, a relay socket that stands for it: what A
 /// sends to B's mapping leaves from A's mapping towards B's real address, so
@@ -31,6 +32,7 @@ public final class UdpRelay: @unchecked Sendable {
     private var realPorts: [UInt16?] = [nil, nil]
     private var blackoutUntil: ContinuousClock.Instant?
     private var lossRate = 0.0
+    private var largestDatagram = Int.max
     private var delay: (base: Double, jitter: Double) = (0, 0)
     private var delayed: [(due: ContinuousClock.Instant, from: Side, bytes: [UInt8])] = []
     private var counts = Counts()
@@ -93,6 +95,10 @@ public final class UdpRelay: @unchecked Sendable {
 
     /// Drops this share of packets (0...1), at random, both ways.
     public func setLoss(_ rate: Double) { lock.withLock { lossRate = rate } }
+
+    /// Datagrams larger than `bytes` are dropped, as a link with that MTU (or a
+    /// relay with a buffer that small) would.
+    public func setLargestDatagram(_ bytes: Int) { lock.withLock { largestDatagram = bytes } }
 
     /// Holds each packet `milliseconds` ± `jitter` (uniform), which reorders them when the jitter is wide.
     public func setDelay(milliseconds: Double, jitter: Double = 0) {
@@ -168,6 +174,10 @@ public final class UdpRelay: @unchecked Sendable {
         let due: ContinuousClock.Instant? = lock.withLock {
             realPorts[side.rawValue] = sourcePort
             if let blackoutUntil, ContinuousClock.now < blackoutUntil {
+                counts.dropped += 1
+                return nil
+            }
+            if bytes.count > largestDatagram {
                 counts.dropped += 1
                 return nil
             }
