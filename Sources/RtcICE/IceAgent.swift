@@ -154,6 +154,7 @@ public final class IceAgent: @unchecked Sendable {
 
     /// The peer's `a=ice-ufrag` and `a=ice-pwd`; set before its candidates are checked.
     public func setRemoteCredentials(ufrag: String, pwd: String) {
+        lock.withLock { remoteCredentials = (ufrag, pwd) }
         whileOpen(()) { _ = nice_agent_set_remote_credentials(agent, streamId, ufrag, pwd) }
     }
 
@@ -191,6 +192,7 @@ public final class IceAgent: @unchecked Sendable {
 
     /// ICE restart (RFC 8445 §9): new local credentials, candidates gathered again.
     public func restart() throws(IceError) {
+        lock.withLock { remoteCredentials = nil }
         setPacing(configuration.pacingMilliseconds)  // checks at full pace again
         guard whileOpen(false, { nice_agent_restart_stream(agent, streamId) != 0 }) else {
             throw .setup("restart failed")
@@ -263,10 +265,43 @@ public final class IceAgent: @unchecked Sendable {
     /// candidates are still checked, at that pace.
     static let idlePacing: UInt32 = 20
 
-    /// On the GLib thread.
+    /// Guarded by `lock`: the peer's credentials in this ICE generation, for `park`.
+    private var remoteCredentials: (ufrag: String, pwd: String)?
+
+    /// On the thread that emitted libnice's signal (the GLib thread, for a failure).
     private func stateChanged(_ state: IceState) {
         if state == .completed { setPacing(max(configuration.pacingMilliseconds, Self.idlePacing)) }
+        defer { if state == .failed { park() } }
         callbacks.onEvent(.stateChanged(state))
+    }
+
+    /// Takes a failed component out of libnice's FAILED state at once, before
+    /// the GLib thread handles another packet.
+    ///
+    /// libnice 0.1.21 aborts the whole process (a `g_assert` in
+    /// `agent_signal_component_state_change`, agent.c:2626) when a check of
+    /// ours is answered with success after it declared the component FAILED:
+    /// the answer asks for FAILED → CONNECTED, a step its own table forbids
+    /// (traced with a backtrace to `priv_map_reply_to_conn_check_request`).
+    /// Seen about once in four runs of the peer and call tests, on agents whose
+    /// fresh ICE generation failed at once while both sides restarted, with
+    /// checks still in flight or triggered again by the peer.
+    ///
+    /// So the stream restarts (GATHERING, a step allowed from any state; every
+    /// pair is dropped, so no late answer can match one) and gets the same
+    /// local and remote credentials back, with no remote candidates: it checks
+    /// nothing by itself, answers the peer's checks, and if those come it
+    /// connects again through them (GATHERING → CONNECTING → CONNECTED, all
+    /// allowed). The failure has been reported first; an ICE restart over
+    /// signaling (`restart`, new credentials) starts checks of ours again.
+    private func park() {
+        whileOpen(()) {
+            let local = credentials()
+            let remote = remoteCredentials
+            guard nice_agent_restart_stream(agent, streamId) != 0 else { return }
+            _ = nice_agent_set_local_credentials(agent, streamId, local.ufrag, local.pwd)
+            if let remote { _ = nice_agent_set_remote_credentials(agent, streamId, remote.ufrag, remote.pwd) }
+        }
     }
 
     /// libnice's current check pacing, for tests.

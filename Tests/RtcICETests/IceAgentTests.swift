@@ -109,6 +109,45 @@ final class IcePeer: Sendable {
         return false
     }
 
+    /// A failed agent is parked (`IceAgent.park`, which keeps libnice from
+    /// aborting the process on a check that succeeds after its failure): it
+    /// reports the failure, leaves FAILED at once with nothing of its own to
+    /// check, and connects again when the peer checks it. Here A checks B with
+    /// a ufrag B does not know until its only pair fails; then A learns B's
+    /// real credentials and B checks A.
+    @Test func aFailedAgentReconnectsThroughThePeersChecks() async throws {
+        let a = try IcePeer(controlling: true)
+        let b = try IcePeer(controlling: false)
+        defer {
+            a.agent.close()
+            b.agent.close()
+        }
+        let aLog = EventLog(a.events)
+        let bLog = EventLog(b.events)
+        let (aUfrag, aPwd) = a.agent.localCredentials
+        let (bUfrag, bPwd) = b.agent.localCredentials
+        a.agent.setRemoteCredentials(ufrag: "x" + bUfrag, pwd: bPwd)
+        try a.agent.gather()
+        try b.agent.gather()
+        #expect(await eventually(within: .seconds(5)) { aLog.candidate != nil && bLog.candidate != nil })
+        let aCandidate = try #require(aLog.candidate)
+        let bCandidate = try #require(bLog.candidate)
+        try a.agent.addRemoteCandidate(bCandidate)
+        a.agent.remoteCandidatesComplete()
+        #expect(await eventually(within: .seconds(15)) { aLog.states.contains(.failed) })
+        // Parked: out of FAILED at once, nothing of its own to check.
+        #expect(await eventually(within: .seconds(2)) { aLog.states.last == .gathering })
+        a.agent.setRemoteCredentials(ufrag: bUfrag, pwd: bPwd)
+        b.agent.setRemoteCredentials(ufrag: aUfrag, pwd: aPwd)
+        try b.agent.addRemoteCandidate(aCandidate)
+        b.agent.remoteCandidatesComplete()
+        #expect(
+            await eventually(within: .seconds(10)) {
+                aLog.states.contains(.completed) && bLog.states.contains(.completed)
+            })
+        #expect(await Self.sendUntilSent(a, Array("back".utf8)))
+    }
+
     @Test func restartGivesNewCredentials() async throws {
         let peer = try IcePeer(controlling: true)
         defer { peer.agent.close() }
@@ -127,4 +166,32 @@ final class IcePeer: Sendable {
         #expect(throws: IceAgent.IceError.self) { try peer.agent.addRemoteCandidate("candidate:garbage") }
         #expect(!peer.agent.send([1, 2, 3]))
     }
+}
+
+/// What an agent reported, collected as it comes (for tests that wait on state, not on one event).
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seenStates: [IceState] = []
+    private var firstCandidate: String?
+    private var task: Task<Void, Never>?
+
+    init(_ events: AsyncStream<IceEvent>) {
+        task = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                self.lock.withLock {
+                    switch event {
+                    case .stateChanged(let state): self.seenStates.append(state)
+                    case .localCandidate(let line) where self.firstCandidate == nil: self.firstCandidate = line
+                    default: break
+                    }
+                }
+            }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    var states: [IceState] { lock.withLock { seenStates } }
+    var candidate: String? { lock.withLock { firstCandidate } }
 }
