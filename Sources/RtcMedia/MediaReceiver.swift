@@ -17,7 +17,7 @@ import RtcRTP
 /// connection's ICE thread), behind this receiver's lock: a hop to another
 /// thread per packet was a thread wake-up each, and wake-ups were the largest
 /// cost of a recorder after the codecs on a virtual machine. NACKs and PLIs
-/// go out through the peer connection's actor, without waiting.
+/// go out from the same thread, without waiting for the peer connection's actor.
 public final class MediaReceiver: @unchecked Sendable {
     /// What the receiver has seen, decoded, concealed and recorded.
     public struct Stats: Sendable, Equatable, Codable {
@@ -335,15 +335,9 @@ public final class MediaReceiver: @unchecked Sendable {
         return nacks.isEmpty && !keyframe ? nil : Requests(ssrc: ssrc, nacks: nacks, keyframe: keyframe)
     }
 
-    /// Hands requests to the peer connection's actor without waiting for it.
+    /// Sends requests at once, on this thread (the peer connection never waits for its actor here).
     private func send(_ requests: Requests) {
-        let (peer, mid) = (peer, mid)
-        Task {
-            if !requests.nacks.isEmpty {
-                await peer.sendNack(mid: mid, mediaSsrc: requests.ssrc, sequences: requests.nacks)
-            }
-            if requests.keyframe { await peer.requestKeyframe(mid: mid, mediaSsrc: requests.ssrc) }
-        }
+        peer.sendFeedback(mid: mid, mediaSsrc: requests.ssrc, lost: requests.nacks, keyframe: requests.keyframe)
     }
 
     private func process(_ outputs: [JitterBuffer.Output]) {

@@ -683,18 +683,29 @@ public actor PeerConnection {
 
     /// Asks the peer to resend lost packets of a stream it sends us (generic NACK, RFC 4585 §6.2.1).
     public func sendNack(mid: String, mediaSsrc: UInt32, sequences: [UInt16]) {
-        guard state == .connected, !sequences.isEmpty, let sender = transceivers.first?.info.sendSsrc,
-            transceivers.contains(where: { $0.info.mid == mid })
-        else { return }
-        transport.sendRtcp([.nack(senderSsrc: sender, mediaSsrc: mediaSsrc, lost: sequences)])
+        guard state == .connected else { return }
+        sendFeedback(mid: mid, mediaSsrc: mediaSsrc, lost: sequences, keyframe: false)
     }
 
     /// Asks the peer for a keyframe on a stream it sends us (PLI, RFC 4585 §6.3.1).
     public func requestKeyframe(mid: String, mediaSsrc: UInt32) {
-        guard state == .connected, let sender = transceivers.first?.info.sendSsrc,
-            transceivers.contains(where: { $0.info.mid == mid })
-        else { return }
-        transport.sendRtcp([.pli(senderSsrc: sender, mediaSsrc: mediaSsrc)])
+        guard state == .connected else { return }
+        sendFeedback(mid: mid, mediaSsrc: mediaSsrc, lost: [], keyframe: true)
+    }
+
+    /// NACK and PLI in one RTCP compound, from any thread, without waiting for
+    /// the actor: a receiver asks the moment it sees a gap, from the ICE thread
+    /// that delivered the packet. Through a task on a busy machine, the ask
+    /// could come after the gap had been given up (seen: video packets lost
+    /// under 5% loss with no NACK sent). False if nothing went out (no such
+    /// section, nothing to ask, or no SRTP yet).
+    @discardableResult
+    public nonisolated func sendFeedback(mid: String, mediaSsrc: UInt32, lost: [UInt16], keyframe: Bool) -> Bool {
+        guard !transport.isClosed, let sender = sending.feedbackSsrc(mid: mid) else { return false }
+        var packets: [RtcpPacket] = []
+        if !lost.isEmpty { packets.append(.nack(senderSsrc: sender, mediaSsrc: mediaSsrc, lost: lost)) }
+        if keyframe { packets.append(.pli(senderSsrc: sender, mediaSsrc: mediaSsrc)) }
+        return !packets.isEmpty && transport.sendRtcp(packets)
     }
 
     /// Seconds since the last datagram from the peer (DTLS, RTP or RTCP; libnice

@@ -47,12 +47,20 @@ final class RtpSending: @unchecked Sendable {
     private let lock = NSLock()
     /// By SSRC: a section may be renamed (it takes the peer's mid), its stream goes on.
     private var streams: [UInt32: Stream] = [:]
+    /// The first section's SSRC: what our RTCP feedback names as its sender.
+    private var firstSsrc: UInt32?
     private var cache = RetransmissionCache()
 
     /// Drops every packet kept for retransmission (the connection closed: a
     /// call kept for its statistics keeps none of them).
     func releaseCache() {
         lock.withLock { cache = RetransmissionCache(capacity: cache.capacity) }
+    }
+
+    /// The sender SSRC for feedback (NACK, PLI) about a stream received on
+    /// `mid`: nil if no such section is negotiated.
+    func feedbackSsrc(mid: String) -> UInt32? {
+        lock.withLock { streams.values.contains { $0.section.mid == mid } ? firstSsrc : nil }
     }
 
     /// The sections as negotiated now; counters carry over for SSRCs that stay.
@@ -66,6 +74,7 @@ final class RtpSending: @unchecked Sendable {
             }
             for ssrc in streams.keys where next[ssrc] == nil { cache.forget(ssrc: ssrc) }
             streams = next
+            firstSsrc = sections.first?.ssrc
         }
     }
 
