@@ -78,6 +78,8 @@ public actor PeerConnection {
         dtlsContext = try DtlsContext(certificate: certificate)
         let (transportEvents, transportSink) = AsyncStream<SecureTransport.Event>.makeStream()
         let directory = self.directory
+        let sending = self.sending
+        let created = WeakTransport()
         let started = ContinuousClock.now
         self.started = started
         let reception = RtpReception(started: started)
@@ -86,10 +88,19 @@ public actor PeerConnection {
             ice: try configuration.iceConfiguration(controlling: true), simulatedLoss: configuration.simulatedRtpLoss
         ) { event in
             // Data-channel traffic goes straight to its channel (on the SCTP queue),
-            // RTP to its media section's stream (on the ICE thread).
+            // RTP to its media section's stream (on the ICE thread), and NACKs are
+            // answered from the retransmission cache there too: through the actor,
+            // a busy moment delayed retransmissions past the receiver's wait.
             switch event {
             case .rtp(let packet):
                 reception.deliver(packet)
+            case .rtcp(let packets):
+                for case .nack(_, let mediaSsrc, let lost) in packets {
+                    for packet in sending.retransmissions(ssrc: mediaSsrc, sequences: lost) {
+                        created.value?.sendRtp(packet)
+                    }
+                }
+                transportSink.yield(event)
             case .sctp(.message(let id, let data, let binary)):
                 directory.channel(id)?.didReceive(data, binary: binary)
             case .sctp(.bufferedAmountLow(let id)):
@@ -99,6 +110,7 @@ public actor PeerConnection {
             }
         }
         self.transportSink = transportSink
+        created.value = transport
         if let controlling = configuration.willOffer {
             gathering = Self.gather(transport.ice, controlling: controlling)
         }
@@ -730,8 +742,8 @@ public actor PeerConnection {
                 noteReports(report.reports)
             case .receiverReport(let report):
                 noteReports(report.reports)
-            case .nack(_, let mediaSsrc, let lost):
-                for packet in sending.retransmissions(ssrc: mediaSsrc, sequences: lost) { transport.sendRtp(packet) }
+            case .nack:
+                break  // answered on the ICE thread (init)
             case .pli(_, let mediaSsrc):
                 keyframeRequested(ssrc: mediaSsrc)
             case .fir(_, let entries):
@@ -833,6 +845,11 @@ public actor PeerConnection {
 }
 
 /// The association, for its own event handler (set once it is made).
+/// The transport, for its own event handler (made before it exists).
+private final class WeakTransport: @unchecked Sendable {
+    weak var value: SecureTransport?
+}
+
 private final class WeakAssociation: @unchecked Sendable {
     weak var value: SctpAssociation?
 }
