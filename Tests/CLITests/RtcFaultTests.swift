@@ -121,6 +121,9 @@ import Testing
         let (offer, answer) = try await Self.transferThrough("rtc-blackout") { $0.blackout(for: 12) }
         let summary = try #require(offer)
         #expect(summary["transferOk"] as? Bool == true)
+        // Two carrier processes on loopback (the relay carries 64 KiB datagrams):
+        // the path probe let SCTP use 16 KB packets, and they crossed the outage.
+        #expect(summary["sctpPacketSize"] as? Int == 16000)
         let outages = [summary, answer ?? [:]].compactMap { $0["outages"] as? Int }.reduce(0, +)
         #expect(outages >= 1, "no side counted the outage")
         print("blackout: \(summary["MBps"] ?? "?") MB/s overall, outages \(outages)")  // for the notes
