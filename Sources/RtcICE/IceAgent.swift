@@ -204,11 +204,10 @@ public final class IceAgent: @unchecked Sendable {
         whileOpen(nil) { pair() }
     }
 
-    /// Whether the selected pair runs within this machine: both its local
-    /// address (ours, or the TURN relay's) and the peer's are loopback
-    /// addresses, so no network link (and no link MTU) lies between the
-    /// processes. A relay process on loopback may still be in the way: a
-    /// caller that wants large datagrams probes the path first.
+    /// Whether the selected pair runs within this machine, so that no
+    /// network link (and no link MTU) lies between the two processes
+    /// (`isLocalPath`). A relay process on loopback may still be in the way:
+    /// a caller that wants large datagrams probes the path first.
     public var selectedPathIsLocal: Bool {
         whileOpen(false) {
             var local: UnsafeMutablePointer<NiceCandidate>?
@@ -216,15 +215,27 @@ public final class IceAgent: @unchecked Sendable {
             guard nice_agent_get_selected_pair(agent, streamId, 1, &local, &remote) != 0, let local, let remote else {
                 return false
             }
-            return Self.isLoopback(&local.pointee.addr) && Self.isLoopback(&remote.pointee.addr)
+            return Self.isLocalPath(
+                local: Self.ipAddress(&local.pointee.addr), localIsHost: local.pointee.type == NICE_CANDIDATE_TYPE_HOST,
+                remote: Self.ipAddress(&remote.pointee.addr))
         }
     }
 
-    private static func isLoopback(_ address: UnsafePointer<NiceAddress>) -> Bool {
+    /// A path inside one machine: both ends on loopback (the local end may be
+    /// a TURN relay's address on loopback too), or a host candidate of ours
+    /// facing its own IP address (Linux delivers packets for the machine's own
+    /// addresses through the loopback interface). Two containers on one
+    /// machine have addresses of their own and a bridge between them: not local.
+    static func isLocalPath(local: String, localIsHost: Bool, remote: String) -> Bool {
+        func isLoopback(_ ip: String) -> Bool { ip.hasPrefix("127.") || ip == "::1" }
+        if isLoopback(local) && isLoopback(remote) { return true }
+        return localIsHost && !local.isEmpty && local == remote
+    }
+
+    private static func ipAddress(_ address: UnsafePointer<NiceAddress>) -> String {
         var text = [CChar](repeating: 0, count: 64)
         nice_address_to_string(address, &text)
-        let string = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return string.hasPrefix("127.") || string == "::1"
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private func pair() -> (local: String, remote: String)? {

@@ -12,8 +12,9 @@ import Foundation
 /// of the CPU).
 ///
 /// So, when both ends say they take larger packets (`a=x-carrier-sctp-packet`
-/// in their SDP, which other stacks ignore) and ICE's selected pair is on
-/// loopback, each end sends one probe of the size it wants, inside DTLS, and
+/// in their SDP, which other stacks ignore) and ICE's selected pair stays
+/// inside this machine (`IceAgent.isLocalPath`: loopback, or our own address
+/// at both ends), each end sends one probe of the size it wants, inside DTLS, and
 /// uses that size for SCTP only once the peer has acknowledged it. A probe
 /// lost or cut short (a relay process with a small buffer sits on loopback
 /// too) leaves the default. usrsctp fixes its packet size when its

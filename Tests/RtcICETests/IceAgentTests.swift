@@ -148,6 +148,24 @@ final class IcePeer: Sendable {
         #expect(await Self.sendUntilSent(a, Array("back".utf8)))
     }
 
+    /// Which selected pairs count as a path inside this machine (where a
+    /// data channel may probe for large packets).
+    @Test func localPathsAreLoopbackOrOurOwnAddress() {
+        #expect(IceAgent.isLocalPath(local: "127.0.0.1", localIsHost: true, remote: "127.0.0.1"))
+        #expect(IceAgent.isLocalPath(local: "::1", localIsHost: true, remote: "::1"))
+        // A TURN relay on loopback, facing a peer on loopback.
+        #expect(IceAgent.isLocalPath(local: "127.0.0.1", localIsHost: false, remote: "127.0.0.1"))
+        // Two processes on one machine that gathered its LAN address.
+        #expect(IceAgent.isLocalPath(local: "192.168.1.7", localIsHost: true, remote: "192.168.1.7"))
+        #expect(IceAgent.isLocalPath(local: "fd00::7", localIsHost: true, remote: "fd00::7"))
+        // Another machine, another container, or one public address behind a NAT (server reflexive).
+        #expect(!IceAgent.isLocalPath(local: "192.168.1.7", localIsHost: true, remote: "192.168.1.8"))
+        #expect(!IceAgent.isLocalPath(local: "172.17.0.2", localIsHost: true, remote: "172.17.0.3"))
+        #expect(!IceAgent.isLocalPath(local: "203.0.113.5", localIsHost: false, remote: "203.0.113.5"))
+        #expect(!IceAgent.isLocalPath(local: "127.0.0.1", localIsHost: true, remote: "192.168.1.7"))
+        #expect(!IceAgent.isLocalPath(local: "", localIsHost: true, remote: ""))
+    }
+
     @Test func restartGivesNewCredentials() async throws {
         let peer = try IcePeer(controlling: true)
         defer { peer.agent.close() }
