@@ -1,3 +1,4 @@
+import AsyncExtras
 import Dispatch
 import Synchronization
 
@@ -24,9 +25,7 @@ final class LoopWaker: Sendable {
                 return state.generation
             }
             guard let generation else { return continuation.resume() }
-            let (seconds, attoseconds) = duration.components
-            let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + duration.dispatchInterval) {
                 self.fire(generation: generation)
             }
         }

@@ -117,11 +117,14 @@ struct PathMtuProbe: Sendable {
         }
         if sent < Self.retries.count, elapsed >= Self.retries[sent] {
             sent += 1
-            let next = sent < Self.retries.count ? Self.retries[sent] : Self.giveUpAfter
-            return .send(Self.encode(.probe(token: token, size: size)), next: started + next)
+            return .send(Self.encode(.probe(token: token, size: size)), next: nextWake)
         }
-        let next = sent < Self.retries.count ? Self.retries[sent] : Self.giveUpAfter
-        return .wait(until: started + next)
+        return .wait(until: nextWake)
+    }
+
+    /// The next probe's time, or the time to give up once all are sent.
+    private var nextWake: ContinuousClock.Instant {
+        started + (sent < Self.retries.count ? Self.retries[sent] : Self.giveUpAfter)
     }
 
     /// An acknowledgement arrived; true if it settles the probe.

@@ -55,9 +55,8 @@ public actor PeerConnection {
     private var remoteMaxMessageSize: UInt64 = 65536
     /// The largest SCTP packet the peer takes, from its SDP (PathMtuProbe).
     private var remoteSctpPacket: Int?
-    /// SCTP's packet size once decided (nil inside: the default), and whether a probe runs.
-    private var sctpPacketSize: Int??
-    private var probingPath = false
+    /// Where the choice of SCTP's packet size stands (`PathMtuProbe`).
+    private var sctpPacketSizing = SctpPacketSizing.undecided
     private var pendingChannels: [DataChannel] = []
     /// Incoming RTP: routed, counted and delivered on the ICE thread.
     private nonisolated let reception: RtpReception
@@ -488,8 +487,7 @@ public actor PeerConnection {
             startSctpIfNegotiated()
             startRtcpTimer()
         case .pathProbed(let size):
-            probingPath = false
-            sctpPacketSize = .some(size)
+            sctpPacketSizing = .decided(size)
             startSctpIfNegotiated()
         case .dtlsFailed(let reason):
             setState(.failed)
@@ -565,16 +563,20 @@ public actor PeerConnection {
         guard association == nil, negotiator.dataNegotiated, let role = dtlsRole
         else { return }
         // usrsctp fixes its packet size when the association starts: probe first.
-        guard let packetSize = sctpPacketSize else {
-            guard !probingPath else { return }
+        let packetSize: Int?
+        switch sctpPacketSizing {
+        case .probing:
+            return  // `.pathProbed` comes back here
+        case .decided(let size):
+            packetSize = size
+        case .undecided:
             if let size = PathMtuProbe.size(remoteAdvertised: remoteSctpPacket), transport.ice.selectedPathIsLocal {
-                probingPath = true
+                sctpPacketSizing = .probing
                 transport.probePath(size: size)
-            } else {
-                sctpPacketSize = .some(nil)
-                startSctpIfNegotiated()
+                return
             }
-            return
+            sctpPacketSizing = .decided(nil)
+            packetSize = nil
         }
         let transport = self.transport
         let directory = self.directory
@@ -820,7 +822,7 @@ public actor PeerConnection {
             packetsLostByPeer: lostByPeer,
             inbound: reception.inbound,
             selectedPair: transport.ice.selectedPair, droppedCandidates: droppedCandidates,
-            connectionLosses: iceLosses, sctpPacketSize: sctpPacketSize ?? nil)
+            connectionLosses: iceLosses, sctpPacketSize: sctpPacketSizing.size)
     }
 
     /// Closes every channel and the transport, and frees what they hold.
@@ -844,12 +846,24 @@ public actor PeerConnection {
     }
 }
 
-/// The association, for its own event handler (set once it is made).
+/// Whether SCTP's packet size is still to be chosen, being probed, or chosen
+/// (nil: usrsctp's default).
+private enum SctpPacketSizing {
+    case undecided, probing
+    case decided(Int?)
+
+    var size: Int? {
+        if case .decided(let size) = self { return size }
+        return nil
+    }
+}
+
 /// The transport, for its own event handler (made before it exists).
 private final class WeakTransport: @unchecked Sendable {
     weak var value: SecureTransport?
 }
 
+/// The association, for its own event handler (set once it is made).
 private final class WeakAssociation: @unchecked Sendable {
     weak var value: SctpAssociation?
 }

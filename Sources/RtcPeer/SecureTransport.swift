@@ -1,3 +1,4 @@
+import AsyncExtras
 import CarrierLog
 import Dispatch
 import Foundation
@@ -141,9 +142,7 @@ final class SecureTransport: @unchecked Sendable {
             dtlsTimer = nil
             guard let dtls, let wait = dtls.timeoutInterval() else { return }
             let timer = DispatchSource.makeTimerSource(queue: .global())
-            let (seconds, attoseconds) = wait.components
-            timer.schedule(
-                deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+            timer.schedule(deadline: .now() + wait.dispatchInterval)
             timer.setEventHandler { [weak self] in
                 guard let self else { return }
                 let datagrams = self.dtlsLock.withLock { self.dtls?.handleTimeout() ?? [] }
@@ -292,9 +291,7 @@ final class SecureTransport: @unchecked Sendable {
 
     private func wakeProbe(at instant: ContinuousClock.Instant) {
         let wait = max(ContinuousClock.now.duration(to: instant), .zero)
-        let (seconds, attoseconds) = wait.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+        DispatchQueue.global().asyncAfter(deadline: .now() + wait.dispatchInterval) { [weak self] in
             self?.stepProbe()
         }
     }
