@@ -16,7 +16,8 @@ build: setup
 # faults from a userspace UDP relay: blackouts, loss, NAT rebinding); 30 calls
 # alone in a process, counting threads, descriptors and heap; real toxcore
 # nodes on 127.0.0.1; the carrier executable and the samples; interop with aiortc and coturn
-# (slow); then the fuzzers, built with libFuzzer and AddressSanitizer, over
+# (slow); the network lab (scripts/netlab.py: namespaces, NAT routers, coturn;
+# `carrier rtc` and aiortc across each NAT case, a few minutes); then the fuzzers, built with libFuzzer and AddressSanitizer, over
 # their seed corpus (fuzz-smoke, about a minute).
 test: setup
 	$(SWIFT) build --build-tests
@@ -30,6 +31,7 @@ test: setup
 	$(SWIFT) test --filter "$(subst $(space),|,$(filter-out FileTransferTests,$(NODE_FEATURES)))"
 	$(SWIFT) test --filter "CLITests|SamplesTests"
 	$(SWIFT) test --filter InteropTests
+	python3 Tests/Lab/lab_rtc.py .build/debug/carrier
 	$(MAKE) --no-print-directory fuzz-smoke
 
 # Real toxcore nodes on 127.0.0.1 in three runs, each with its own local

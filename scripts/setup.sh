@@ -17,6 +17,7 @@ DEB_PACKAGES=(
   libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev
   libavformat-dev libavcodec-dev libswresample-dev libswscale-dev libavutil-dev
   coturn chromium chromium-driver ffmpeg sox curl
+  nftables iproute2 conntrack tcpdump
 )
 
 # PyPI packages the interop tests drive (pinned to the versions we test).
