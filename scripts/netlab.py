@@ -122,7 +122,7 @@ class Lab:
         if kind not in NATS:
             raise LabError(f"no NAT called {kind}: {', '.join(NATS)}")
         masquerade = "masquerade random" if kind == "symmetric" else "masquerade"
-        drop = 'meta l4proto udp drop' if kind == "udp-blocked" else ""
+        drop = "meta l4proto udp drop;" if kind == "udp-blocked" else ""
         rules = f"""
 table ip lab
 delete table ip lab
@@ -131,8 +131,10 @@ table ip lab {{
   chain forwarded {{ type filter hook forward priority filter; policy accept; {drop} }}
 }}
 """
-        subprocess.run(self.exec_prefix("r" + site) + ["nft", "-f", "-"], input=rules, text=True, check=True,
-                       capture_output=True)
+        result = subprocess.run(self.exec_prefix("r" + site) + ["nft", "-f", "-"], input=rules, text=True,
+                                capture_output=True)
+        if result.returncode != 0:
+            raise LabError(f"nft on router r{site}: {result.stderr.strip()}")
         self.flush_mappings(site)
 
     def flush_mappings(self, site):

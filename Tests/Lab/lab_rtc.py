@@ -68,7 +68,7 @@ def peer_command(lab, stack, site, role, carrier, work, transport, file=None):
     stats = os.path.join(work, f"{stack}-{role}.json")
     if stack == "carrier":
         command = [carrier, "rtc", role, "--turn", turn, "--turn-user", user, "--turn-pass", password,
-                   "--stats", stats, "--timeout", "40"]
+                   "--stats", stats, "--timeout", "28"]
     else:
         command = ["python3", os.path.join(ROOT, "Tests", "Interop", "aiortc_peer.py"), role, "--turn", turn,
                    "--turn-user", user, "--turn-pass", password, "--stats", stats]
@@ -88,8 +88,8 @@ def run_case(lab, stack, case, carrier, work, file):
             os.unlink(path)
     env = dict(os.environ, WIRE_LOG_PREFIX=os.path.join(work, f"{stack}-{case}"))
     started = time.monotonic()
-    subprocess.run(["python3", os.path.join(ROOT, "Tests", "Interop", "wire.py"), "50", json.dumps(offer),
-                    json.dumps(answer)], env=env, capture_output=True, timeout=70)
+    subprocess.run(["python3", os.path.join(ROOT, "Tests", "Interop", "wire.py"), "30", json.dumps(offer),
+                    json.dumps(answer)], env=env, capture_output=True, timeout=45)
     summary = {}
     if os.path.exists(offer_stats):
         with open(offer_stats) as handle:
