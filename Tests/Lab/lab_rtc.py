@@ -2,7 +2,7 @@
 """`carrier rtc` (and aiortc, as the anchor) across the network lab's NATs.
 
 usage: lab_rtc.py CARRIER [CASE ...]   (cases: public-cone cone-cone cone-symmetric
-                                         symmetric-symmetric udpblocked-cone)
+                                         symmetric-symmetric udpblocked-cone cone-cone-relay)
 Each case moves a 5 MB file over a data channel from Alice (behind the first
 NAT, or on the public network for "public") to Bob (behind the second), both
 given the lab's coturn (UDP and TCP). Prints one JSON line per run (stack,
@@ -31,12 +31,14 @@ CASES = {
     "cone-symmetric": ("a", "cone", "symmetric"),
     "symmetric-symmetric": ("a", "symmetric", "symmetric"),
     "udpblocked-cone": ("a", "udp-blocked", "cone"),
+    # Both sides relay only (iceTransportPolicy "relay"): TURN across two NATs.
+    "cone-cone-relay": ("a", "cone", "cone"),
 }
 # What each stack must cross today; the other cases are run and reported until
 # ICE crosses them (carrier: the check schedule, relayed permissions and
 # peer-reflexive pairs of issue 22; aiortc stays "connecting" here behind two
 # NATs, not yet understood, where the issue's own lab saw it relay).
-EXPECTED = {"carrier": {"public-cone"}, "aiortc": {"public-cone"}}
+EXPECTED = {"carrier": {"public-cone", "cone-cone-relay"}, "aiortc": {"public-cone", "cone-cone-relay"}}
 SECRET = "lab-%d" % os.getpid()
 
 
@@ -62,7 +64,7 @@ def start_coturn(lab, work):
     raise netlab.LabError("coturn did not start in the lab")
 
 
-def peer_command(lab, stack, site, role, carrier, work, transport, file=None):
+def peer_command(lab, stack, site, role, carrier, work, transport, file=None, relay_only=False):
     user, password = credentials()
     turn = f"turn:{netlab.SERVER_IP}:3478" + ("?transport=tcp" if transport == "tcp" else "")
     stats = os.path.join(work, f"{stack}-{role}.json")
@@ -72,6 +74,7 @@ def peer_command(lab, stack, site, role, carrier, work, transport, file=None):
     else:
         command = ["python3", os.path.join(ROOT, "Tests", "Interop", "aiortc_peer.py"), role, "--turn", turn,
                    "--turn-user", user, "--turn-pass", password, "--stats", stats]
+    command += ["--relay-only"] if relay_only else []
     command += ["--send-file", file] if file else ["--receive-dir", os.path.join(work, f"{stack}-in")]
     return lab.exec_prefix(site) + command, stats
 
@@ -81,8 +84,9 @@ def run_case(lab, stack, case, carrier, work, file):
     lab.set_nat("a", nat_a)
     lab.set_nat("b", nat_b)
     transport = "tcp" if nat_a == "udp-blocked" else "udp"
-    offer, offer_stats = peer_command(lab, stack, alice, "offer", carrier, work, transport, file)
-    answer, _ = peer_command(lab, stack, "b", "answer", carrier, work, "udp")
+    relay_only = case.endswith("-relay")
+    offer, offer_stats = peer_command(lab, stack, alice, "offer", carrier, work, transport, file, relay_only)
+    answer, _ = peer_command(lab, stack, "b", "answer", carrier, work, "udp", relay_only=relay_only)
     for path in (offer_stats,):
         if os.path.exists(path):
             os.unlink(path)
