@@ -38,8 +38,8 @@ class LabError(RuntimeError):
     pass
 
 
-def run(*command, check=True):
-    result = subprocess.run(command, capture_output=True, text=True)
+def run(*command, check=True, input=None):
+    result = subprocess.run(command, capture_output=True, text=True, input=input)
     if check and result.returncode != 0:
         raise LabError(f"{' '.join(command)}: {result.stderr.strip() or result.returncode}")
     return result
@@ -60,8 +60,8 @@ class Lab:
         """The command words that run a program inside namespace `name`."""
         return ["ip", "netns", "exec", self.ns(name)]
 
-    def sh(self, name, *command, check=True):
-        return run(*self.exec_prefix(name), *command, check=check)
+    def sh(self, name, *command, check=True, input=None):
+        return run(*self.exec_prefix(name), *command, check=check, input=input)
 
     def start(self, name, command, **popen):
         """Starts a program inside `name`; it is killed when the lab goes down."""
@@ -131,10 +131,7 @@ table ip lab {{
   chain forwarded {{ type filter hook forward priority filter; policy accept; {drop} }}
 }}
 """
-        result = subprocess.run(self.exec_prefix("r" + site) + ["nft", "-f", "-"], input=rules, text=True,
-                                capture_output=True)
-        if result.returncode != 0:
-            raise LabError(f"nft on router r{site}: {result.stderr.strip()}")
+        self.sh("r" + site, "nft", "-f", "-", input=rules)
         self.flush_mappings(site)
 
     def flush_mappings(self, site):

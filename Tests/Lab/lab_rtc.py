@@ -87,9 +87,8 @@ def run_case(lab, stack, case, carrier, work, file):
     relay_only = case.endswith("-relay")
     offer, offer_stats = peer_command(lab, stack, alice, "offer", carrier, work, transport, file, relay_only)
     answer, _ = peer_command(lab, stack, "b", "answer", carrier, work, "udp", relay_only=relay_only)
-    for path in (offer_stats,):
-        if os.path.exists(path):
-            os.unlink(path)
+    if os.path.exists(offer_stats):
+        os.unlink(offer_stats)
     env = dict(os.environ, WIRE_LOG_PREFIX=os.path.join(work, f"{stack}-{case}"))
     started = time.monotonic()
     subprocess.run(["python3", os.path.join(ROOT, "Tests", "Interop", "wire.py"), "30", json.dumps(offer),
