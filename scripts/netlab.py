@@ -7,16 +7,29 @@ and a public network, every link a veth pair at MTU 1500.
      |-- rb (wan 203.0.113.12) -- lan 198.18.2.1 -- b (Bob,   198.18.2.2)
 
 Each router runs nftables with one of these NATs (`set_nat`):
-  cone       masquerade: Linux keeps the source port where it can
-             (endpoint-independent mapping), conntrack lets in only replies
-             (address-and-port-dependent filtering)
-  symmetric  masquerade random: a new port for every destination
-  udp-blocked  masquerade, and every UDP packet forwarded is dropped (TCP passes)
+  cone       a home router: masquerade (Linux keeps the source port where it
+             can: endpoint-independent mapping), conntrack lets in only
+             replies (address-and-port-dependent filtering), and a firewall
+             drops what comes unasked from the wan, to the router or past it
+  cone-open  the same masquerade on a bare Linux box with no firewall: an
+             unasked packet to the router is taken in, and the conntrack
+             entry it leaves holds the port, so the site's next mapping
+             towards that sender gets another port (the conntrack race)
+  symmetric  masquerade random (a new port for every destination), firewall
+  udp-blocked  masquerade, firewall, and every UDP packet forwarded is dropped
+             (TCP passes)
 
 Only 203.0.113.0/24 and 198.18.0.0/15 are used, inside namespaces this lab
 makes. No namespace has a default route (only the lab's ranges are routed),
 none is linked to the machine's own network, and each gets a resolv.conf of
 its own (nameserver 127.0.0.1), so nothing can leave the lab.
+
+As on the internet, a packet to another site's private address is routed and
+then lost, not refused at once: the public network and the routers send
+198.18.0.0/15 (past their own site) into a "sink": a veth pair whose other
+end stays down, so the kernel takes each packet and drops it. Without it a
+TURN server's send to a peer's host candidate failed with ENETUNREACH, and
+coturn closes the whole allocation on that error.
 
 As a program: `netlab.py up` builds the lab and prints its namespace names,
 `netlab.py down PREFIX` removes one. As a module: `with Lab() as lab:`.
@@ -31,7 +44,8 @@ PUBLIC_NET = "203.0.113"
 SERVER_IP = f"{PUBLIC_NET}.1"
 PUBLIC_HOST_IP = f"{PUBLIC_NET}.30"
 SITES = {"a": ("198.18.1", f"{PUBLIC_NET}.11"), "b": ("198.18.2", f"{PUBLIC_NET}.12")}
-NATS = ("cone", "symmetric", "udp-blocked")
+PRIVATE_RANGE = "198.18.0.0/15"
+NATS = ("cone", "cone-open", "symmetric", "udp-blocked")
 
 
 class LabError(RuntimeError):
@@ -93,6 +107,7 @@ class Lab:
         self.sh("pub", "ip", "link", "add", "br0", "type", "bridge")
         self.sh("pub", "ip", "addr", "add", f"{SERVER_IP}/24", "dev", "br0")
         self.sh("pub", "ip", "link", "set", "br0", "up")
+        self.sink("pub")
         self.link("pub", "to-p", "p", "wan", bridge=True)
         self.sh("p", "ip", "addr", "add", f"{PUBLIC_HOST_IP}/24", "dev", "wan")
         for site, (lan, wan_ip) in SITES.items():
@@ -102,8 +117,10 @@ class Lab:
             self.link(router, "lan", site, "eth0")
             self.sh(router, "ip", "addr", "add", f"{lan}.1/24", "dev", "lan")
             self.sh(site, "ip", "addr", "add", f"{lan}.2/24", "dev", "eth0")
-            # Only the public range is routed from a site: no default route.
+            # Only the lab's ranges are routed from a site: no default route.
             self.sh(site, "ip", "route", "add", f"{PUBLIC_NET}.0/24", "via", f"{lan}.1")
+            self.sh(site, "ip", "route", "add", PRIVATE_RANGE, "via", f"{lan}.1")
+            self.sink(router)
             self.sh(router, "sysctl", "-qw", "net.ipv4.ip_forward=1")
             self.set_nat(site, "cone")
 
@@ -116,6 +133,15 @@ class Lab:
         self.sh(left, "ip", "link", "set", left_name, "up")
         self.sh(right, "ip", "link", "set", right_name, "up")
 
+    def sink(self, name):
+        """Routes the private range into a link of `name` whose other end is
+        down: sends succeed and the packets vanish (this kernel may lack the
+        dummy link type)."""
+        run("ip", "link", "add", "sink", "netns", self.ns(name), "type", "veth", "peer", "name", "sink-end",
+            "netns", self.ns(name))
+        self.sh(name, "ip", "link", "set", "sink", "up")
+        self.sh(name, "ip", "route", "add", PRIVATE_RANGE, "dev", "sink")
+
     def set_nat(self, site, kind):
         """Gives site `a` or `b`'s router the NAT `kind` (one of NATS), and
         forgets its mappings."""
@@ -123,12 +149,15 @@ class Lab:
             raise LabError(f"no NAT called {kind}: {', '.join(NATS)}")
         masquerade = "masquerade random" if kind == "symmetric" else "masquerade"
         drop = "meta l4proto udp drop;" if kind == "udp-blocked" else ""
+        # A dropped packet's conntrack entry is never confirmed, so it holds no port.
+        unasked = "" if kind == "cone-open" else 'iifname "wan" ct state new drop;'
         rules = f"""
 table ip lab
 delete table ip lab
 table ip lab {{
   chain nat_out {{ type nat hook postrouting priority srcnat; oifname "wan" {masquerade}; }}
-  chain forwarded {{ type filter hook forward priority filter; policy accept; {drop} }}
+  chain forwarded {{ type filter hook forward priority filter; policy accept; {unasked} {drop} }}
+  chain incoming {{ type filter hook input priority filter; policy accept; {unasked} }}
 }}
 """
         self.sh("r" + site, "nft", "-f", "-", input=rules)
