@@ -55,7 +55,12 @@ public final class IceAgent: @unchecked Sendable {
         self.configuration = configuration
         callbacks = Callbacks(onEvent: onEvent, onPacket: onPacket)
         loop = GLibLoopThread(name: "carrier-ice")
-        var flags = NICE_AGENT_OPTION_ICE_TRICKLE.rawValue | NICE_AGENT_OPTION_REGULAR_NOMINATION.rawValue
+        // Aggressive nomination (every check of ours carries USE-CANDIDATE):
+        // the first pair that works carries the call at once, and a better
+        // pair that succeeds later (a direct one, once its NAT holes are open)
+        // becomes the selected pair in its place, on both sides. Regular
+        // nomination settles on one pair for good.
+        var flags = NICE_AGENT_OPTION_ICE_TRICKLE.rawValue
         if configuration.consentFreshness { flags |= NICE_AGENT_OPTION_CONSENT_FRESHNESS.rawValue }
         guard
             let agent = nice_agent_new_full(loop.context, NICE_COMPATIBILITY_RFC5245, NiceAgentOption(rawValue: flags))
@@ -70,6 +75,9 @@ public final class IceAgent: @unchecked Sendable {
         cshim_g_object_set_bool(object, "ice-tcp", configuration.tcpCandidates)
         cshim_g_object_set_bool(object, "force-relay", configuration.relayOnly)
         cshim_g_object_set_uint(object, "stun-pacing-timer", configuration.pacingMilliseconds)
+        // Gathering keeps libnice's short schedule; checks get the long one
+        // when the peer's credentials or first candidate arrive (`checkSchedule`).
+        cshim_g_object_set_uint(object, "stun-max-retransmissions", Self.discoveryRetransmissions)
         if let stun = configuration.stunServer {
             cshim_g_object_set_string(object, "stun-server", stun.host)
             cshim_g_object_set_uint(object, "stun-server-port", UInt32(stun.port))
@@ -155,28 +163,70 @@ public final class IceAgent: @unchecked Sendable {
     /// The peer's `a=ice-ufrag` and `a=ice-pwd`; set before its candidates are checked.
     public func setRemoteCredentials(ufrag: String, pwd: String) {
         lock.withLock { remoteCredentials = (ufrag, pwd) }
-        whileOpen(()) { _ = nice_agent_set_remote_credentials(agent, streamId, ufrag, pwd) }
+        whileOpen(()) {
+            useCheckSchedule()
+            _ = nice_agent_set_remote_credentials(agent, streamId, ufrag, pwd)
+        }
     }
+
+    /// Retransmissions of a STUN or TURN request while gathering: libnice's
+    /// default, sent at 0, 0.5 and 1.5 s and given up at 2 s, so a server that
+    /// does not answer holds gathering (and a peer that waits for all the
+    /// candidates) for 2 s at most.
+    static let discoveryRetransmissions: UInt32 = 3
+
+    /// From the first remote credentials or candidate on, every new check (and
+    /// TURN refresh) gets `IceConfiguration.checkRetransmissions`; requests
+    /// already under way keep theirs (libnice copies the count when it sends).
+    /// Called with the agent open, under `lock`.
+    private func useCheckSchedule() {
+        guard !checkScheduleSet else { return }
+        checkScheduleSet = true
+        cshim_g_object_set_uint(
+            UnsafeMutableRawPointer(agent), "stun-max-retransmissions", configuration.checkRetransmissions)
+    }
+
+    /// Guarded by `lock`: whether checks have their long schedule yet.
+    private var checkScheduleSet = false
 
     /// Adds a remote candidate from its SDP attribute (`candidate:...`, with or without `a=`).
     /// Candidates for other components or transports libnice cannot use are refused.
     public func addRemoteCandidate(_ line: String) throws(IceError) {
         let text = line.hasPrefix("a=") ? line : "a=" + line
         let added = whileOpen(false) {
-            guard let candidate = nice_agent_parse_remote_candidate_sdp(agent, streamId, text) else { return false }
-            defer { nice_candidate_free(candidate) }
-            guard candidate.pointee.component_id == 1 else { return true }  // RTCP-mux: only component 1
-            let list = g_slist_append(nil, candidate)
-            defer { g_slist_free(list) }
-            return nice_agent_set_remote_candidates(agent, streamId, 1, list) >= 0
+            useCheckSchedule()
+            guard setRemoteCandidate(text) else { return false }
+            if remoteCandidates.count < Self.maxRemembered { remoteCandidates.append(text) }
+            return true
         }
         guard added else { throw .badCandidate(line) }
     }
 
+    /// Hands one `a=candidate:` line to libnice; true unless it could not be
+    /// used. Called with the agent open, under `lock`.
+    private func setRemoteCandidate(_ text: String) -> Bool {
+        guard let candidate = nice_agent_parse_remote_candidate_sdp(agent, streamId, text) else { return false }
+        defer { nice_candidate_free(candidate) }
+        guard candidate.pointee.component_id == 1 else { return true }  // RTCP-mux: only component 1
+        let list = g_slist_append(nil, candidate)
+        defer { g_slist_free(list) }
+        return nice_agent_set_remote_candidates(agent, streamId, 1, list) >= 0
+    }
+
     /// The peer sent `a=end-of-candidates`: no more remote candidates will come.
     public func remoteCandidatesComplete() {
-        whileOpen(()) { _ = nice_agent_peer_candidate_gathering_done(agent, streamId) }
+        whileOpen(()) {
+            remoteGatheringDone = true
+            _ = nice_agent_peer_candidate_gathering_done(agent, streamId)
+        }
     }
+
+    /// Guarded by `lock`: the peer's candidates in this ICE generation, and
+    /// whether it said it has no more, for `park`. The peer connection
+    /// bounds what reaches here (`PeerConnection.maxRemoteCandidates`).
+    private var remoteCandidates: [String] = []
+    private var remoteGatheringDone = false
+    private static let maxRemembered = 1024
 
     /// Sends one datagram on the selected pair; false if there is none yet.
     @discardableResult
@@ -192,7 +242,11 @@ public final class IceAgent: @unchecked Sendable {
 
     /// ICE restart (RFC 8445 §9): new local credentials, candidates gathered again.
     public func restart() throws(IceError) {
-        lock.withLock { remoteCredentials = nil }
+        lock.withLock {
+            remoteCredentials = nil
+            remoteCandidates = []
+            remoteGatheringDone = false
+        }
         setPacing(configuration.pacingMilliseconds)  // checks at full pace again
         guard whileOpen(false, { nice_agent_restart_stream(agent, streamId) != 0 }) else {
             throw .setup("restart failed")
@@ -287,7 +341,7 @@ public final class IceAgent: @unchecked Sendable {
     }
 
     /// Takes a failed component out of libnice's FAILED state at once, before
-    /// the GLib thread handles another packet.
+    /// the GLib thread handles another packet, and keeps checking.
     ///
     /// libnice 0.1.21 aborts the whole process (a `g_assert` in
     /// `agent_signal_component_state_change`, agent.c:2626) when a check of
@@ -296,22 +350,27 @@ public final class IceAgent: @unchecked Sendable {
     /// (traced with a backtrace to `priv_map_reply_to_conn_check_request`).
     /// Seen about once in four runs of the peer and call tests, on agents whose
     /// fresh ICE generation failed at once while both sides restarted, with
-    /// checks still in flight or triggered again by the peer.
+    /// checks still in flight or triggered again by the peer; consent lost
+    /// on the selected pair leaves FAILED with its checks alive the same way.
     ///
     /// So the stream restarts (GATHERING, a step allowed from any state; every
-    /// pair is dropped, so no late answer can match one) and gets the same
-    /// local and remote credentials back, with no remote candidates: it checks
-    /// nothing by itself, answers the peer's checks, and if those come it
-    /// connects again through them (GATHERING → CONNECTING → CONNECTED, all
-    /// allowed). The failure has been reported first; an ICE restart over
-    /// signaling (`restart`, new credentials) starts checks of ours again.
+    /// pair is dropped, so no late answer can match one), gets the same local
+    /// and remote credentials back, and then every remote candidate of this
+    /// generation again (GATHERING → CONNECTING, allowed): fresh pairs with a
+    /// fresh check schedule, so a peer that comes back (an outage over, a NAT
+    /// that opened late) is found by our checks as well as by its own. The
+    /// peer sees nothing change. The failure has been reported first; an ICE
+    /// restart over signaling (`restart`, new credentials) replaces all of it.
     private func park() {
         whileOpen(()) {
             let local = credentials()
             let remote = remoteCredentials
             guard nice_agent_restart_stream(agent, streamId) != 0 else { return }
             _ = nice_agent_set_local_credentials(agent, streamId, local.ufrag, local.pwd)
-            if let remote { _ = nice_agent_set_remote_credentials(agent, streamId, remote.ufrag, remote.pwd) }
+            guard let remote else { return }
+            _ = nice_agent_set_remote_credentials(agent, streamId, remote.ufrag, remote.pwd)
+            for text in remoteCandidates { _ = setRemoteCandidate(text) }
+            if remoteGatheringDone { _ = nice_agent_peer_candidate_gathering_done(agent, streamId) }
         }
     }
 

@@ -4,7 +4,8 @@ public struct IceConfiguration: Sendable {
     public struct TurnServer: Sendable, Equatable {
         /// How the agent reaches the TURN server.
         public enum Transport: Sendable { case udp, tcp, tls }
-        /// An IP address: libnice does not resolve names.
+        /// An IP address or a host name (libnice resolves names itself,
+        /// off its thread, before it asks the server).
         public var host: String
         /// The TURN server's port (3478 usually).
         public var port: UInt16
@@ -39,6 +40,13 @@ public struct IceConfiguration: Sendable {
     /// Milliseconds between connectivity checks. libnice's default of 20 ms
     /// sets the connection time on a LAN (field notes: 20 ms at 20, 1.3 ms at 1).
     public var pacingMilliseconds: UInt32 = 2
+    /// How many times a connectivity check is sent before its pair fails:
+    /// with libnice's doubling timer, 7 sends at 0, 0.5, 1.5, 3.5, 7.5, 15.5
+    /// and 31.5 s and a failure at 39.5 s. libnice's default (3: failed at
+    /// 2 s) gave up on pairs whose NAT holes opened a moment later, and on
+    /// relayed pairs whose permissions came late; browsers keep checking for
+    /// tens of seconds too. Gathering keeps libnice's 3 (`IceAgent`).
+    public var checkRetransmissions: UInt32 = 7
     /// RFC 7675 consent freshness: a peer that stops answering is dropped.
     public var consentFreshness = true
     /// Gather TCP host candidates as well (off: it slows UDP-only setups down).

@@ -111,12 +111,13 @@ final class IcePeer: Sendable {
 
     /// A failed agent is parked (`IceAgent.park`, which keeps libnice from
     /// aborting the process on a check that succeeds after its failure): it
-    /// reports the failure, leaves FAILED at once with nothing of its own to
-    /// check, and connects again when the peer checks it. Here A checks B with
-    /// a ufrag B does not know until its only pair fails; then A learns B's
-    /// real credentials and B checks A.
-    @Test func aFailedAgentReconnectsThroughThePeersChecks() async throws {
-        let a = try IcePeer(controlling: true)
+    /// reports the failure, leaves FAILED at once, keeps the peer's candidates
+    /// and checks them again, and connects when the peer answers. Here A
+    /// checks B with a ufrag B does not know until its only pair fails; then
+    /// A learns B's real credentials, and A's own checks find B (B never
+    /// learns A's candidate: it answers only).
+    @Test func aFailedAgentKeepsCheckingThePeersCandidates() async throws {
+        let a = try IcePeer(controlling: true) { $0.checkRetransmissions = 3 }
         let b = try IcePeer(controlling: false)
         defer {
             a.agent.close()
@@ -127,25 +128,57 @@ final class IcePeer: Sendable {
         let (aUfrag, aPwd) = a.agent.localCredentials
         let (bUfrag, bPwd) = b.agent.localCredentials
         a.agent.setRemoteCredentials(ufrag: "x" + bUfrag, pwd: bPwd)
+        b.agent.setRemoteCredentials(ufrag: aUfrag, pwd: aPwd)
         try a.agent.gather()
         try b.agent.gather()
-        #expect(await eventually(within: .seconds(5)) { aLog.candidate != nil && bLog.candidate != nil })
-        let aCandidate = try #require(aLog.candidate)
+        #expect(await eventually(within: .seconds(5)) { bLog.candidate != nil })
         let bCandidate = try #require(bLog.candidate)
         try a.agent.addRemoteCandidate(bCandidate)
         a.agent.remoteCandidatesComplete()
         #expect(await eventually(within: .seconds(15)) { aLog.states.contains(.failed) })
-        // Parked: out of FAILED at once, nothing of its own to check.
-        #expect(await eventually(within: .seconds(2)) { aLog.states.last == .gathering })
+        // Parked: out of FAILED at once, and checking B's candidate again.
+        #expect(await eventually(within: .seconds(2)) { aLog.states.last == .checking })
         a.agent.setRemoteCredentials(ufrag: bUfrag, pwd: bPwd)
-        b.agent.setRemoteCredentials(ufrag: aUfrag, pwd: aPwd)
-        try b.agent.addRemoteCandidate(aCandidate)
-        b.agent.remoteCandidatesComplete()
         #expect(
-            await eventually(within: .seconds(10)) {
-                aLog.states.contains(.completed) && bLog.states.contains(.completed)
+            await eventually(within: .seconds(15)) {
+                aLog.states.contains(.completed) && bLog.states.contains(.connected)
             })
         #expect(await Self.sendUntilSent(a, Array("back".utf8)))
+    }
+
+    /// Checks last: a path that carries nothing for the first 5 s (a NAT
+    /// hole that opens late, a relay's permission that comes late) is still
+    /// found by the checks that follow, where libnice's own schedule
+    /// (3 sends, failed at 2 s) had given the pair up.
+    @Test func aPathThatOpensLateIsStillFound() async throws {
+        let relay = try UdpRelay()
+        defer { relay.stop() }
+        let a = try IcePeer(controlling: true)
+        let b = try IcePeer(controlling: false)
+        defer {
+            a.agent.close()
+            b.agent.close()
+        }
+        let aLog = EventLog(a.events)
+        let bLog = EventLog(b.events)
+        let (aUfrag, aPwd) = a.agent.localCredentials
+        let (bUfrag, bPwd) = b.agent.localCredentials
+        a.agent.setRemoteCredentials(ufrag: bUfrag, pwd: bPwd)
+        b.agent.setRemoteCredentials(ufrag: aUfrag, pwd: aPwd)
+        relay.blackout(for: 5)
+        let started = ContinuousClock.now
+        try a.agent.gather()
+        try b.agent.gather()
+        #expect(await eventually(within: .seconds(5)) { aLog.candidate != nil && bLog.candidate != nil })
+        try a.agent.addRemoteCandidate(relay.rewrite(try #require(bLog.candidate), from: .b))
+        try b.agent.addRemoteCandidate(relay.rewrite(try #require(aLog.candidate), from: .a))
+        #expect(
+            await eventually(within: .seconds(20)) {
+                aLog.states.contains(.completed) && bLog.states.contains(.connected)
+            })
+        #expect(!aLog.states.contains(.failed) && !bLog.states.contains(.failed))
+        #expect(ContinuousClock.now - started > .seconds(5))
+        #expect(await Self.sendUntilSent(a, Array("late".utf8)))
     }
 
     /// Which selected pairs count as a path inside this machine (where a
