@@ -41,9 +41,15 @@ final class CallAnswerer: Sendable {
                             ])
                         try? await client.accept(call.id, media: perCall)
                     case .stateChanged(let call):
-                        output.result(
-                            "call \(call.id) \(call.state.rawValue)",
-                            ["event": "callState", "callId": call.id, "state": call.state.rawValue])
+                        var event: [String: any Sendable] = [
+                            "event": "callState", "callId": call.id, "state": call.state.rawValue,
+                        ]
+                        var line = "call \(call.id) \(call.state.rawValue)"
+                        if call.state == .connected, let path = try? await client.peerStats(call.id).path {
+                            event["path"] = path.json
+                            line += " (\(path))"
+                        }
+                        output.result(line, event)
                     case .fileReceived(let callId, let outcome):
                         output.result(
                             "call \(callId): received \(outcome.name), \(outcome.bytes) bytes, "
@@ -66,7 +72,7 @@ final class CallAnswerer: Sendable {
                                 "seconds": rounded(call.duration), "received": received.map(\.json),
                                 "recordings": received.flatMap(\.recordings),
                                 "steps": CallSteps.json(call, received: received),
-                            ])
+                            ].merging(stats?.path.map { ["path": $0.json] } ?? [:]) { $1 })
                     case .badSignal(let from, let error):
                         output.log("dropped a bad signal from \(from): \(error)")
                     case .fileProgress, .dataChannel:

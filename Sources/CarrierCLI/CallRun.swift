@@ -3,6 +3,7 @@ import Foundation
 import RtcCalls
 import RtcFileTransfer
 import RtcMedia
+import RtcPeer
 
 /// One outgoing call driven from the command line: placed, followed, its file
 /// sent, hung up at the end, and summed up.
@@ -28,6 +29,8 @@ struct CallRun {
         var error: String?
         /// The setup's steps (`CallSteps`).
         var steps: [String: any Sendable] = [:]
+        /// The ICE pair in use at the end.
+        var path: IcePath?
 
         /// Connected, every requested transfer done, and not cut off by a failure.
         var succeeded: Bool {
@@ -43,6 +46,7 @@ struct CallRun {
             ]
             if let setupMs { object["setupMs"] = rounded(setupMs) }
             if !steps.isEmpty { object["steps"] = steps }
+            if let path { object["path"] = path.json }
             if let endReason { object["endReason"] = endReason.rawValue }
             if let endDetail { object["endDetail"] = endDetail }
             object["outages"] = outages
@@ -69,6 +73,7 @@ struct CallRun {
             }
             if let endDetail { lines.append(endDetail) }
             if connected { lines.append(CallSteps.text(steps)) }
+            if let path { lines.append("path: \(path)") }
             lines += mediaLines(sent: sent, received: received)
             if let file {
                 let rate = rounded(Double(file.bytes) / 1e6 / max(file.seconds, 1e-9))
@@ -111,6 +116,7 @@ struct CallRun {
                 output.log("call \(changed.state.rawValue)")
                 guard changed.state == .connected, !summary.connected else { continue }
                 summary.connected = true
+                if let path = try? await client.peerStats(call.id).path { output.log("path: \(path)") }
                 statsTask = Task { await liveStats(call.id) }
                 let client = client
                 let connectedAt = ContinuousClock.now
@@ -150,6 +156,7 @@ struct CallRun {
                     summary.sent = stats.sent
                     summary.received = stats.received
                     summary.setupMs = stats.setupMs
+                    summary.path = stats.path
                 }
                 summary.steps = CallSteps.json(ended, received: summary.received)
                 summary.file = outcome.value

@@ -102,6 +102,10 @@ actor RtcRun {
         if !done { await withCheckedContinuation { finished = $0 } }
         // Hang up (a bye, unless the peer said it first) and wait for the call to close.
         if let callId {
+            if let peer = try? await client.peerStats(callId), let path = peer.path {
+                summary.selectedPair = peer.selectedPair
+                summary.path = path
+            }
             try? await client.endCall(callId)
             let callEnded = callEnded
             _ = await withTimeout(.seconds(5)) { () -> Bool? in
@@ -168,7 +172,11 @@ actor RtcRun {
             let stats = try? await client.mediaStats(call.id)
             summary.setupMs = stats?.setupMs.map(rounded)
             summary.iceMs = stats?.iceMs.map(rounded)
-            summary.selectedPair = try? await client.peerStats(call.id).selectedPair
+            let peer = try? await client.peerStats(call.id)
+            summary.selectedPair = peer?.selectedPair
+            summary.path = peer?.path
+            summary.steps = CallSteps.json(call, received: [])
+            if let path = peer?.path { output.log("path: \(path)") }
             await started(call.id)
         case .connected where wasDisconnected:
             wasDisconnected = false

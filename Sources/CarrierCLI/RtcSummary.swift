@@ -1,6 +1,7 @@
 import Foundation
 import RtcFileTransfer
 import RtcMedia
+import RtcPeer
 
 /// What one `carrier rtc` run did: its summary line (or JSON) on stderr.
 struct RtcSummary {
@@ -11,6 +12,11 @@ struct RtcSummary {
     var iceMs: Double?
     var transfer: FileTransferEndpoint.Outcome?
     var selectedPair: (local: String, remote: String)?
+    /// The pair as types and protocols, when connected and again at the end
+    /// (a relayed call moves to a direct pair that works later).
+    var path: IcePath?
+    /// The setup's steps (`CallSteps`), taken when the connection came up.
+    var steps: [String: any Sendable] = [:]
     /// SCTP's packet size when a path probe raised it (PathMtuProbe; absent: the default).
     var sctpPacketSize: Int?
     var error: String?
@@ -42,6 +48,8 @@ struct RtcSummary {
         if let selectedPair {
             object["selectedPair"] = ["local": selectedPair.local, "remote": selectedPair.remote]
         }
+        if let path { object["path"] = path.json }
+        if !steps.isEmpty { object["steps"] = steps }
         if !sent.isEmpty || !received.isEmpty {
             object["media"] =
                 [
@@ -61,6 +69,8 @@ struct RtcSummary {
         var lines = [
             "\(role): \(connected ? "connected" : "not connected")" + (setupMs.map { " in \($0) ms" } ?? "")
         ]
+        if let path { lines.append("path: \(path)") }
+        if connected, !steps.isEmpty { lines.append(CallSteps.text(steps)) }
         if let transfer {
             let rate = rounded(Double(transfer.bytes) / 1e6 / max(transfer.seconds, 1e-9))
             lines.append(

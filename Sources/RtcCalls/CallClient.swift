@@ -105,7 +105,8 @@ public actor CallClient {
                 Task { [weak self] in
                     let (sent, received) = await session.mediaStats()
                     let stats = await CallMediaStats(
-                        sent: sent, received: received, setupMs: session.setupMs, iceMs: session.iceMs)
+                        sent: sent, received: received, setupMs: session.setupMs, iceMs: session.iceMs,
+                        path: session.path)
                     await self?.settle(id, stats)
                 }
             }
@@ -262,7 +263,10 @@ public actor CallClient {
         if let stats = endedStats[callId.lowercased()] { return stats }
         let session = try session(callId)
         let (sent, received) = await session.mediaStats()
-        return await CallMediaStats(sent: sent, received: received, setupMs: session.setupMs, iceMs: session.iceMs)
+        let livePath = await session.peerStats().path
+        let lastPath = await session.path
+        return await CallMediaStats(
+            sent: sent, received: received, setupMs: session.setupMs, iceMs: session.iceMs, path: livePath ?? lastPath)
     }
 
     /// Sessions of ended calls until their last statistics are copied out.
@@ -397,6 +401,8 @@ public struct CallMediaStats: Sendable {
     public var setupMs: Double?
     /// (See `setupMs`.)
     public var iceMs: Double?
+    /// The ICE path in use (while the call runs), or the last one (after it ended).
+    public var path: IcePath?
 }
 
 /// The file protocol a call sends files in (docs/file-protocol.md).

@@ -43,6 +43,9 @@ actor CallSession {
     private var described = false
     private var heldCandidates: [RtcSignal] = []
     private(set) var iceMs: Double?
+    /// The ICE path when the call connected, and at its close (it may have
+    /// moved from a relayed pair to a direct one meanwhile).
+    private(set) var path: IcePath?
     /// Opens once the senders the call connected with are made (or the call closed first).
     private let mediaStarted = AsyncLatch()
 
@@ -262,6 +265,7 @@ actor CallSession {
             switch state {
             case .connected:
                 call.timeline.transportConnected = call.timeline.transportConnected ?? Date()
+                path = await peer.stats().path ?? path
                 post(.transportConnected)
             case .disconnected: post(.transportDisconnected)
             case .failed: post(.transportFailed)
@@ -454,6 +458,7 @@ actor CallSession {
         opening?.cancel()
         opening = nil
         await endpoint?.cancel()
+        path = await peer.stats().path ?? path
         await peer.close()
         let waiters = channelWaiters
         channelWaiters = []

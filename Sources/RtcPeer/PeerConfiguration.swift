@@ -1,3 +1,4 @@
+import CarrierLog
 import RtcICE
 
 /// What a peer connection is set up with (the RTCConfiguration of the W3C API).
@@ -30,7 +31,8 @@ public struct PeerConfiguration: Sendable {
 
     /// A STUN or TURN server, as the W3C RTCIceServer gives one.
     public struct IceServer: Sendable, Equatable {
-        /// `stun:HOST:PORT` or `turn:HOST:PORT[?transport=udp|tcp]` (`turns:` for TLS); HOST an IP address.
+        /// `stun:HOST:PORT` or `turn:HOST:PORT[?transport=udp|tcp]` (`turns:` for TLS); HOST a name,
+        /// an IPv4 address or a bracketed IPv6 address (`[2001:db8::1]:3478`).
         public var url: String
         /// TURN username.
         public var username: String?
@@ -54,7 +56,13 @@ public struct PeerConfiguration: Sendable {
             let parsed = try Self.parse(server.url)
             switch parsed.scheme {
             case "stun", "stuns":
-                configuration.stunServer = (parsed.host, parsed.port)
+                // libnice asks one STUN server per agent; every TURN server
+                // gives a server-reflexive candidate as well.
+                if configuration.stunServer == nil {
+                    configuration.stunServer = (parsed.host, parsed.port)
+                } else {
+                    Logger("ice").info("\(server.url) not asked: libnice asks one STUN server (the first given)")
+                }
             default:
                 guard let username = server.username, let credential = server.credential else {
                     throw .invalidConfiguration("\(server.url) needs a username and a credential")
@@ -90,11 +98,28 @@ public struct PeerConfiguration: Sendable {
             }
         }
         let defaultPort: UInt16 = scheme.hasSuffix("s") ? 5349 : 3478
-        let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
-        guard let host = parts.first, !host.isEmpty, parts.count <= 2 else {
-            throw .invalidConfiguration("ICE server URL \(url) has no host")
+        var host: Substring
+        var portText: Substring?
+        if rest.hasPrefix("[") {  // an IPv6 literal (RFC 3986 §3.2.2)
+            guard let close = rest.firstIndex(of: "]") else {
+                throw .invalidConfiguration("ICE server URL \(url) has no closing ]")
+            }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+            let after = rest[rest.index(after: close)...]
+            guard after.isEmpty || after.hasPrefix(":") else {
+                throw .invalidConfiguration("ICE server URL \(url) has a bad port")
+            }
+            portText = after.isEmpty ? nil : after.dropFirst()
+        } else {
+            let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count <= 2 else {
+                throw .invalidConfiguration("ICE server URL \(url): put an IPv6 address in []")
+            }
+            host = parts[0]
+            portText = parts.count == 2 ? parts[1] : nil
         }
-        let port = parts.count == 2 ? UInt16(parts[1]) : defaultPort
+        guard !host.isEmpty else { throw .invalidConfiguration("ICE server URL \(url) has no host") }
+        let port = portText.map { UInt16($0) } ?? defaultPort
         guard let port, port > 0 else { throw .invalidConfiguration("ICE server URL \(url) has a bad port") }
         return (scheme, String(host), port, transport)
     }

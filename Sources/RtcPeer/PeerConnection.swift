@@ -543,8 +543,8 @@ public actor PeerConnection {
             default:
                 break
             }
-        case .selectedPair:
-            break
+        case .selectedPair(let local, let remote):
+            if let path = IcePath(local: local, remote: remote) { Logger("ice").info("pair in use: \(path)") }
         }
     }
 
@@ -814,15 +814,21 @@ public actor PeerConnection {
     /// A snapshot of the transport's and the media's statistics.
     public func stats() -> PeerStats {
         let counters = transport.stats
-        return PeerStats(
+        let pair = transport.ice.selectedPair
+        var stats = PeerStats(
             bytesSent: counters.bytesSent, bytesReceived: counters.bytesReceived, packetsSent: counters.packetsSent,
             packetsReceived: counters.packetsReceived, srtpDropped: counters.srtpDropped,
             strayDropped: counters.strayDropped,
             simulatedDrops: counters.simulatedDrops, roundTripTime: roundTripTime,
             packetsLostByPeer: lostByPeer,
             inbound: reception.inbound,
-            selectedPair: transport.ice.selectedPair, droppedCandidates: droppedCandidates,
+            selectedPair: pair, droppedCandidates: droppedCandidates,
             connectionLosses: iceLosses, sctpPacketSize: sctpPacketSizing.size)
+        if let pair {
+            let turn = Set(transport.ice.configuration.turnServers.map { "\($0.transport)" })
+            stats.path = IcePath(local: pair.local, remote: pair.remote, turnTransports: turn)
+        }
+        return stats
     }
 
     /// Closes every channel and the transport, and frees what they hold.

@@ -22,6 +22,8 @@ public struct PeerStats: Sendable, Equatable {
     public var inbound: [InboundStreamStats]
     /// The ICE pair in use (local and remote candidate lines).
     public var selectedPair: (local: String, remote: String)?
+    /// The same pair as types, protocols and addresses.
+    public var path: IcePath?
     /// Remote candidates not used, by reason (an unresolved mDNS name, a
     /// reserved `.invalid` host, a line that does not parse, …).
     public var droppedCandidates: [String: Int] = [:]
