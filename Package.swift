@@ -85,7 +85,7 @@ let package = Package(
         .target(name: "RtcRTP", swiftSettings: strict),
         .target(name: "RtcSRTP", dependencies: ["CSrtp"], swiftSettings: strict),
         .target(name: "RtcDTLS", dependencies: ["COpenSSL", "RtcSRTP"], swiftSettings: strict),
-        .target(name: "RtcICE", dependencies: ["CNice", "CShim"], swiftSettings: strict),
+        .target(name: "RtcICE", dependencies: ["CNice", "CShim", "COpenSSL", "CarrierLog"], swiftSettings: strict),
         .target(name: "RtcSCTP", dependencies: ["CUsrsctp", "CShim"], swiftSettings: strict),
         .target(
             name: "RtcPeer",

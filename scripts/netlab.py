@@ -22,7 +22,8 @@ Each router runs nftables with one of these NATs (`set_nat`):
 Only 203.0.113.0/24 and 198.18.0.0/15 are used, inside namespaces this lab
 makes. No namespace has a default route (only the lab's ranges are routed),
 none is linked to the machine's own network, and each gets a resolv.conf of
-its own (nameserver 127.0.0.1), so nothing can leave the lab.
+its own (nameserver 127.0.0.1) and a hosts file with the lab's names
+(turn.lab.test and the others in NAMES), so nothing can leave the lab.
 
 As on the internet, a packet to another site's private address is routed and
 then lost, not refused at once: the public network and the routers send
@@ -45,6 +46,8 @@ SERVER_IP = f"{PUBLIC_NET}.1"
 PUBLIC_HOST_IP = f"{PUBLIC_NET}.30"
 SITES = {"a": ("198.18.1", f"{PUBLIC_NET}.11"), "b": ("198.18.2", f"{PUBLIC_NET}.12")}
 PRIVATE_RANGE = "198.18.0.0/15"
+# Names every namespace resolves (its /etc/hosts): the public network's servers.
+NAMES = {name: SERVER_IP for name in ("turn.lab.test", "stun.lab.test", "bootstrap.lab.test", "express.lab.test")}
 NATS = ("cone", "cone-open", "symmetric", "udp-blocked")
 
 
@@ -99,10 +102,13 @@ class Lab:
             raise LabError("the network lab needs root, iproute2 and nftables (run scripts/setup.sh as root)")
         for name in self.names:
             run("ip", "netns", "add", self.ns(name))
-            # `ip netns exec` bind-mounts /etc/netns/NAME/resolv.conf over /etc/resolv.conf.
+            # `ip netns exec` bind-mounts /etc/netns/NAME/* over /etc/*: a resolver
+            # that reaches nothing, and the lab's own names.
             os.makedirs(f"/etc/netns/{self.ns(name)}", exist_ok=True)
             with open(f"/etc/netns/{self.ns(name)}/resolv.conf", "w") as handle:
                 handle.write("nameserver 127.0.0.1\n")
+            with open(f"/etc/netns/{self.ns(name)}/hosts", "w") as handle:
+                handle.write("127.0.0.1 localhost\n" + "".join(f"{ip} {host}\n" for host, ip in NAMES.items()))
             self.sh(name, "ip", "link", "set", "lo", "up")
         self.sh("pub", "ip", "link", "add", "br0", "type", "bridge")
         self.sh("pub", "ip", "addr", "add", f"{SERVER_IP}/24", "dev", "br0")

@@ -41,7 +41,7 @@ struct CallCommand: Command {
                                  to S seconds before ending the call as failed (default 30)
           --wait S               wait this long for the friend to come online (default 60)
           --host-ip IP           gather ICE candidates on IP only (127.0.0.1 for local tests)
-          --turn URL --turn-user U --turn-pass P   a TURN server
+        \(IceServerOptions.help)
 
         With --json the last line is a JSON summary: callId, setupMs, steps (the setup
         step by step: offer and answer, ICE, DTLS, first packet and first decoded frame
@@ -49,12 +49,12 @@ struct CallCommand: Command {
         track, bytes, MBps, sha256Match, recordings, endReason.
         Exit 0 only if the call connected and every requested transfer completed.
         """
-    static let valued: Set<String> = [
+    static let valued: Set<String> = Set([
         "--audio", "--video", "--media", "--start", "--send-file", "--say", "--record", "--record-formats",
         "--duration",
         "--ring-timeout",
-        "--recovery", "--wait", "--host-ip", "--turn", "--turn-user", "--turn-pass",
-    ]
+        "--recovery", "--wait", "--host-ip",
+    ]).union(IceServerOptions.valued)
     static let flags: Set<String> = ["--loop"]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
@@ -126,11 +126,7 @@ enum CallOptions {
         } else if global.loopback {
             peer.localAddresses = ["127.0.0.1"]
         }
-        if let turn = arguments.value("--turn") {
-            peer.iceServers = [
-                .init(url: turn, username: arguments.value("--turn-user"), credential: arguments.value("--turn-pass"))
-            ]
-        }
+        peer.iceServers = try IceServerOptions.servers(arguments, global)
         var configuration = CallClient.Configuration(peer: peer)
         configuration.timeouts.ringing = try arguments.seconds("--ring-timeout", default: 45).milliseconds / 1000
         configuration.timeouts.recoveryWindow = try arguments.seconds("--recovery", default: 30).milliseconds / 1000

@@ -8,6 +8,7 @@ struct ExpressCommand: Command {
     static let help = """
         Usage: carrier express [--host 127.0.0.1] [--port N] [--db FILE]
                                [--turn-secret FILE --turn-url URL [--turn-ttl SECONDS]]
+                               [--stun-url URL]
 
         Runs an Express node until Ctrl-C and prints one line, HOST:PORT:KEY, to
         pass to other commands as --express. Nodes store sealed messages for
@@ -27,9 +28,11 @@ struct ExpressCommand: Command {
           --turn-url URL       the TURN server to hand out, e.g. turn:127.0.0.1:3478
                                (repeatable)
           --turn-ttl SECONDS   how long a TURN credential lasts (default 86400)
+          --stun-url URL       a STUN server to hand out with the TURN credentials,
+                               e.g. stun:127.0.0.1:3478 (repeatable)
         """
     static let valued: Set<String> = [
-        "--host", "--port", "--db", "--quota", "--max-age", "--turn-secret", "--turn-url", "--turn-ttl",
+        "--host", "--port", "--db", "--quota", "--max-age", "--turn-secret", "--turn-url", "--turn-ttl", "--stun-url",
     ]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
@@ -51,11 +54,18 @@ struct ExpressCommand: Command {
                 let secret = text.split(whereSeparator: \.isNewline).first.map(String.init), !secret.isEmpty
             else { throw UsageError("cannot read a secret from the first line of \(path)") }
             let ttl = Int64(try arguments.seconds("--turn-ttl", default: 86_400).inSeconds)
-            configuration.turn = TurnIssuer(urls: urls, secret: secret, lifetimeSeconds: ttl)
+            configuration.turn = TurnIssuer(
+                urls: urls, secret: secret, lifetimeSeconds: ttl, stunUrls: arguments.all("--stun-url"))
         case (nil, true):
-            break
+            guard arguments.all("--stun-url").isEmpty else {
+                throw UsageError(
+                    "--stun-url is handed out with TURN credentials: give --turn-secret and --turn-url too")
+            }
         default:
             throw UsageError("--turn-secret and --turn-url go together")
+        }
+        for url in arguments.all("--stun-url") where !url.lowercased().hasPrefix("stun:") {
+            throw UsageError("--stun-url takes a stun: URL, not \(url)")
         }
         let server: ExpressEndpoint
         do { server = try ExpressEndpoint(host: host, port: port, configuration: configuration) } catch {

@@ -4,6 +4,7 @@ import CarrierSessions
 import CarrierSignaling
 import Foundation
 import RtcCalls
+import RtcPeer
 
 /// Options every command takes, before or after the command name.
 struct GlobalOptions {
@@ -16,7 +17,8 @@ struct GlobalOptions {
           --express HOST:PORT:KEY    an Express node for offline messages and TURN credentials,
                                      as `carrier express` prints it (repeatable, tried in order)
           --config FILE              JSON: {"bootstrap":[{"host":…,"port":…,"publicKey":…}],"udp":true,
-                                     "loopbackOnly":false,"express":[{"host":…,"port":…,"publicKey":…}]}
+                                     "loopbackOnly":false,"express":[{"host":…,"port":…,"publicKey":…}],
+                                     "iceServers":[{"urls":…,"username":…,"credential":…}]}
           --loopback                 keep all traffic on 127.0.0.1 (no LAN discovery, no IPv6)
           --tcp-only                 disable UDP; reach the network through TCP relays
           --json                     machine-readable output: one JSON object per line on stdout
@@ -31,6 +33,8 @@ struct GlobalOptions {
     var express: [ExpressNode] = []
     var udp = true
     var loopback = false
+    /// The config file's STUN and TURN servers (`IceServerOptions` adds the command line's).
+    var iceServers: [PeerConfiguration.IceServer] = []
     var output: Output
     /// Set when the daemon runs the command for a client: its node and signaling.
     var daemon: DaemonContext?
@@ -51,6 +55,12 @@ struct GlobalOptions {
             udp = config.udp ?? true
             loopback = config.loopbackOnly ?? false
             express = config.express ?? []
+            iceServers = (config.iceServers ?? []).flatMap(\.peerServers)
+            for server in iceServers {
+                do throws(PeerError) { try server.check() } catch {
+                    throw UsageError("config file \(path): iceServers: \(error)")
+                }
+            }
         }
         express += try arguments.all("--express").map { text throws(CarrierError) in try ExpressNode(parsing: text) }
         bootstrap += try arguments.all("--bootstrap").map { text throws(CarrierError) in

@@ -67,10 +67,8 @@ struct ListenCommand: Command {
             --video FILE       send this video back (any file with a video track, .y4m, .ivf)
             --start S          start S seconds into the media files
             --loop             play the media files again at their end
-            --host-ip IP       gather ICE candidates on IP only
             --recovery S       restart ICE for up to S seconds when a call's connection
                                is lost, then end it as failed (default 30)
-            --turn URL --turn-user U --turn-pass P   a TURN server
           --sessions           accept friends' sessions (`carrier session`); each stream's
                                data is saved as DIR/session-ID-STREAM.bin with --receive-dir,
                                and reported with its size and SHA-256
@@ -79,6 +77,9 @@ struct ListenCommand: Command {
                                offer the TCP service at HOST:PORT to friends as NAME
                                (`carrier forward`), to the listed friends only if given;
                                repeatable; implies --sessions
+        For the calls and sessions it answers:
+          --host-ip IP           gather ICE candidates on IP only (127.0.0.1 for local tests)
+        \(IceServerOptions.help)
         It also serves the control socket DIR/carrier.sock, as `carrier daemon` does:
         commands on this data directory then run on this node.
         Call events print as lines (JSON objects with "event": "call…" under --json);
@@ -86,10 +87,10 @@ struct ListenCommand: Command {
         sessionStream, sessionEnded, serviceConnection.
         """
     static let flags: Set<String> = ["--accept-friends", "--answer", "--loop", "--sessions", "--echo"]
-    static let valued: Set<String> = [
-        "--record", "--record-formats", "--receive-dir", "--audio", "--video", "--host-ip", "--turn", "--turn-user",
-        "--turn-pass", "--recovery", "--media", "--start", "--service",
-    ]
+    static let valued: Set<String> = Set([
+        "--record", "--record-formats", "--receive-dir", "--audio", "--video", "--host-ip", "--recovery", "--media",
+        "--start", "--service",
+    ]).union(IceServerOptions.valued)
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
         try await serve(arguments, global, asDaemon: false)

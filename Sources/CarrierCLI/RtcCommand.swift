@@ -37,9 +37,8 @@ struct RtcCommand: Command {
                                opus and ivf, nothing is decoded (the packets as received)
           --duration S         stop sending and hang up after S seconds of media
           --loop               play the media files again from the start at their end
-          --turn URL           a TURN server (turn:IP:PORT[?transport=tcp]), with
-          --turn-user U --turn-pass P
-          --relay-only         use relay candidates only
+        \(IceServerOptions.help)
+          --relay-only         use relay candidates only (iceTransportPolicy "relay")
           --host-ip IP         gather host candidates on IP only (127.0.0.1 for tests)
           --no-trickle         send the description once gathering is complete, candidates included
           --timeout S          give up if nothing completes within S seconds (default 120)
@@ -63,11 +62,11 @@ struct RtcCommand: Command {
         bytes, frames, lost, nacks, plis, seconds, …) and recordings (file paths).
         Exit 0 if the connection came up and every requested transfer completed.
         """
-    static let valued: Set<String> = [
-        "--send-file", "--receive-dir", "--turn", "--turn-user", "--turn-pass", "--host-ip", "--stats", "--timeout",
+    static let valued: Set<String> = Set([
+        "--send-file", "--receive-dir", "--host-ip", "--stats", "--timeout",
         "--audio", "--video", "--media", "--start", "--record", "--record-formats", "--duration",
         "--recovery",
-    ]
+    ]).union(IceServerOptions.valued)
     static let flags: Set<String> = ["--echo", "--relay-only", "--no-trickle", "--loop"]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
@@ -77,11 +76,7 @@ struct RtcCommand: Command {
         }
         var configuration = PeerConfiguration(relayOnly: arguments.flag("--relay-only"))
         if let ip = arguments.value("--host-ip") { configuration.localAddresses = [ip] }
-        if let turn = arguments.value("--turn") {
-            configuration.iceServers = [
-                .init(url: turn, username: arguments.value("--turn-user"), credential: arguments.value("--turn-pass"))
-            ]
-        }
+        configuration.iceServers = try IceServerOptions.servers(arguments, global)
         var media = try CallOptions.media(arguments)
         if arguments.value("--duration") != nil {
             media.duration = try arguments.seconds("--duration", default: 0).milliseconds / 1000

@@ -4,14 +4,14 @@ import Foundation
 /// Options `session`, `forward` and `listen --sessions` share, and how they
 /// reach a friend's session.
 enum SessionOptions {
-    static let valued: Set<String> = ["--wait", "--host-ip", "--turn", "--turn-user", "--turn-pass", "--recovery"]
+    static let valued: Set<String> = Set(["--wait", "--host-ip", "--recovery"]).union(IceServerOptions.valued)
 
     static let help = """
           --wait S               wait this long for the friend to come online (default 60)
           --recovery S           when the connection is lost, restart ICE for up to S
                                  seconds before giving up (default 30)
           --host-ip IP           gather ICE candidates on IP only (127.0.0.1 for local tests)
-          --turn URL --turn-user U --turn-pass P   a TURN server
+        \(IceServerOptions.help)
         """
 
     static func configuration(_ arguments: Arguments, _ global: GlobalOptions) throws -> SessionManager.Configuration {

@@ -112,7 +112,8 @@ public struct BootstrapNode: Equatable, Sendable, Codable, CustomStringConvertib
 
 /// The JSON config file of `--config FILE`:
 /// `{"bootstrap":[{"host":"127.0.0.1","port":33445,"publicKey":"<base58>"}],"udp":true,"loopbackOnly":false,
-///   "express":[{"host":"127.0.0.1","port":8080,"publicKey":"<base58>"}]}`.
+///   "express":[{"host":"127.0.0.1","port":8080,"publicKey":"<base58>"}],
+///   "iceServers":[{"urls":["turn:turn.example.org:3478"],"username":"u","credential":"p"}]}`.
 public struct NetworkConfig: Codable, Sendable {
     /// Nodes to join through.
     public var bootstrap: [BootstrapNode]
@@ -122,6 +123,40 @@ public struct NetworkConfig: Codable, Sendable {
     public var udp: Bool?
     /// true: keep all traffic on 127.0.0.1.
     public var loopbackOnly: Bool?
+    /// STUN and TURN servers for calls and sessions, as the W3C RTCIceServer
+    /// gives them (the URLs are checked where they are used).
+    public var iceServers: [IceServer]?
+
+    /// One `iceServers` entry: `urls` a string or a list, credentials for TURN.
+    public struct IceServer: Codable, Sendable, Equatable {
+        /// `stun:`, `turn:` or `turns:` URLs sharing the credentials.
+        public var urls: [String]
+        /// The TURN username.
+        public var username: String?
+        /// The TURN password.
+        public var credential: String?
+
+        private enum CodingKeys: String, CodingKey { case urls, username, credential }
+
+        /// Reads `urls` as one string or a list of them.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            if let one = try? container.decode(String.self, forKey: .urls) {
+                urls = [one]
+            } else {
+                urls = try container.decode([String].self, forKey: .urls)
+            }
+            username = try container.decodeIfPresent(String.self, forKey: .username)
+            credential = try container.decodeIfPresent(String.self, forKey: .credential)
+        }
+
+        /// An entry for these URLs and credentials.
+        public init(urls: [String], username: String? = nil, credential: String? = nil) {
+            self.urls = urls
+            self.username = username
+            self.credential = credential
+        }
+    }
 
     /// Reads a configuration file; an error names what is wrong in it.
     public static func load(path: String) throws(CarrierError) -> NetworkConfig {

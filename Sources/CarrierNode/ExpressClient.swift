@@ -53,13 +53,16 @@ public struct TurnServerInfo: Equatable, Sendable, Codable {
     public var credential: String
     /// Unix time (s) after which coturn refuses the credential.
     public var expires: Int64
+    /// STUN servers to use beside it (`stun:` URLs; absent from older nodes).
+    public var stunUrls: [String]?
 
     /// Credentials as an Express node hands them out.
-    public init(urls: [String], username: String, credential: String, expires: Int64) {
+    public init(urls: [String], username: String, credential: String, expires: Int64, stunUrls: [String]? = nil) {
         self.urls = urls
         self.username = username
         self.credential = credential
         self.expires = expires
+        self.stunUrls = stunUrls
     }
 }
 

@@ -84,10 +84,12 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
         }
     }
 
-    /// The servers given at init, and the TURN server the node's Express nodes hand out, with fresh credentials.
+    /// The servers given at init, and the TURN server the node's Express
+    /// nodes hand out, with fresh credentials, and the STUN servers they name.
     public func iceServers() async -> [PeerConfiguration.IceServer] {
         guard await carrier.hasExpress, let turn = await Self.turn(carrier) else { return extraServers }
-        return extraServers
+        let stun = (turn.stunUrls ?? []).map { PeerConfiguration.IceServer(url: $0) }
+        return extraServers + stun
             + turn.urls.map {
                 PeerConfiguration.IceServer(url: $0, username: turn.username, credential: turn.credential)
             }

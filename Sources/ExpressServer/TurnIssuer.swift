@@ -12,12 +12,15 @@ public struct TurnIssuer: Sendable {
     public var secret: String
     /// How long credentials stay valid.
     public var lifetimeSeconds: Int64
+    /// STUN servers handed out beside the TURN server (none: not said).
+    public var stunUrls: [String]
 
     /// An issuer for these URLs and this secret.
-    public init(urls: [String], secret: String, lifetimeSeconds: Int64 = 24 * 3600) {
+    public init(urls: [String], secret: String, lifetimeSeconds: Int64 = 24 * 3600, stunUrls: [String] = []) {
         self.urls = urls
         self.secret = secret
         self.lifetimeSeconds = lifetimeSeconds
+        self.stunUrls = stunUrls
     }
 
     /// Credentials for `user`, valid for `lifetimeSeconds` from `now` (Unix seconds).
@@ -26,7 +29,7 @@ public struct TurnIssuer: Sendable {
         let username = "\(expires):\(user)"
         return TurnServerInfo(
             urls: urls, username: username, credential: Self.password(secret: secret, username: username),
-            expires: expires)
+            expires: expires, stunUrls: stunUrls.isEmpty ? nil : stunUrls)
     }
 
     /// coturn's password for a REST username: base64(HMAC-SHA1(secret, username)).

@@ -18,6 +18,8 @@ public final class IceAgent: @unchecked Sendable {
     private let streamId: UInt32
     private let callbacks: Callbacks
     private var signalIds: [UInt] = []
+    /// One per `turns:` server, for the agent's life.
+    private var tlsBridges: [TurnTlsBridge] = []
     private let lock = NSLock()
     private var closed = false
 
@@ -98,22 +100,34 @@ public final class IceAgent: @unchecked Sendable {
             loop.stop()
             throw .setup("nice_agent_add_stream failed")
         }
+        var bridges: [TurnTlsBridge] = []
         for turn in configuration.turnServers {
-            let type: NiceRelayType =
-                switch turn.transport {
-                case .udp: NICE_RELAY_TYPE_TURN_UDP
-                case .tcp: NICE_RELAY_TYPE_TURN_TCP
-                case .tls: NICE_RELAY_TYPE_TURN_TLS
+            var (host, port, type) = (turn.host, turn.port, NICE_RELAY_TYPE_TURN_UDP)
+            switch turn.transport {
+            case .udp: break
+            case .tcp: type = NICE_RELAY_TYPE_TURN_TCP
+            case .tls:
+                // libnice would speak plain TCP to a TLS port (`TurnTlsBridge`).
+                do {
+                    let bridge = try TurnTlsBridge(host: turn.host, port: turn.port)
+                    bridges.append(bridge)
+                    (host, port, type) = ("127.0.0.1", bridge.port, NICE_RELAY_TYPE_TURN_TCP)
+                } catch {
+                    g_object_unref(object)
+                    loop.stop()
+                    throw .setup(error.description)
                 }
+            }
             guard
                 nice_agent_set_relay_info(
-                    agent, streamId, 1, turn.host, UInt32(turn.port), turn.username, turn.password, type) != 0
+                    agent, streamId, 1, host, UInt32(port), turn.username, turn.password, type) != 0
             else {
                 g_object_unref(object)
                 loop.stop()
-                throw .setup("TURN server \(turn.host):\(turn.port) refused (libnice needs an IP address)")
+                throw .setup("TURN server \(turn.host):\(turn.port) refused by libnice")
             }
         }
+        tlsBridges = bridges
         connectSignals()
         let receive: NiceAgentRecvFunc = { _, _, _, length, buffer, user in
             guard let buffer, let user, length > 0 else { return }
@@ -309,6 +323,7 @@ public final class IceAgent: @unchecked Sendable {
         lock.unlock()
         guard !alreadyClosed else { return }
         loop.stop()
+        for bridge in tlsBridges { bridge.close() }
         nice_agent_attach_recv(agent, streamId, 1, nil, nil, nil)
         for id in signalIds { g_signal_handler_disconnect(UnsafeMutableRawPointer(agent), gulong(id)) }
         g_object_unref(UnsafeMutableRawPointer(agent))

@@ -45,6 +45,15 @@ public struct PeerConfiguration: Sendable {
             self.username = username
             self.credential = credential
         }
+
+        /// Throws what is wrong with the URL, or with missing TURN credentials,
+        /// before any connection is made with it.
+        public func check() throws(PeerError) {
+            let scheme = try PeerConfiguration.parse(url).scheme
+            if scheme.hasPrefix("turn"), username == nil || credential == nil {
+                throw .invalidConfiguration("\(url) needs a username and a credential")
+            }
+        }
     }
 
     func iceConfiguration(controlling: Bool) throws(PeerError) -> IceConfiguration {

@@ -21,6 +21,26 @@ import Testing
         #expect(optionError.contains("unknown option --nope"))
     }
 
+    /// STUN and TURN servers are checked before anything starts, on the
+    /// command line and in the config file, and the error says what to do.
+    @Test func badIceServersAreUsageErrors() async throws {
+        for (arguments, words) in [
+            (["--stun", "turn:203.0.113.1"], "--stun takes a stun: URL"),
+            (["--turn", "stun:203.0.113.1"], "--turn takes a turn: or turns: URL"),
+            (["--turn", "turn:203.0.113.1"], "--turn-user and --turn-pass"),
+            (["--turn", "turn:203.0.113.1:99999", "--turn-user", "u", "--turn-pass", "p"], "bad port"),
+        ] {
+            let (status, _, stderr) = try await CarrierProcess.run(["rtc", "offer"] + arguments)
+            #expect(status == 2 && stderr.contains(words), "\(arguments): \(stderr)")
+        }
+        let config = NSTemporaryDirectory() + "carrier-ice-\(UUID().uuidString).json"
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        try #"{"bootstrap":[],"iceServers":[{"urls":"turn:203.0.113.1"}]}"#.write(
+            toFile: config, atomically: true, encoding: .utf8)
+        let (status, _, stderr) = try await CarrierProcess.run(["rtc", "offer", "--config", config])
+        #expect(status == 2 && stderr.contains("iceServers") && stderr.contains("username"), "\(stderr)")
+    }
+
     @Test func versionIsPrinted() async throws {
         let (status, lines, _) = try await CarrierProcess.run(["--version"])
         #expect(status == 0 && lines.first?.hasPrefix("carrier 0.") == true)

@@ -35,6 +35,24 @@ import Testing
         #expect(throws: CarrierError.self) { try NetworkConfig.load(path: path + ".missing") }
     }
 
+    /// `iceServers` as the W3C RTCIceServer gives them: `urls` one string or a list.
+    @Test func configFileIceServersTakeOneUrlOrAList() throws {
+        let path = NSTemporaryDirectory() + "carrier-config-\(UUID().uuidString).json"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try """
+        {"bootstrap":[],"iceServers":[{"urls":"stun:stun.lab.test"},
+          {"urls":["turn:turn.lab.test","turns:turn.lab.test:5349"],"username":"u","credential":"p"}]}
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let servers = try #require(try NetworkConfig.load(path: path).iceServers)
+        #expect(
+            servers == [
+                .init(urls: ["stun:stun.lab.test"]),
+                .init(urls: ["turn:turn.lab.test", "turns:turn.lab.test:5349"], username: "u", credential: "p"),
+            ])
+        try #"{"bootstrap":[],"iceServers":[{"username":"u"}]}"#.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: CarrierError.self) { try NetworkConfig.load(path: path) }
+    }
+
     @Test func nospamChangesTheAddressButNotTheUserId() async throws {
         let node = try Carrier(options: CarrierOptions())
         let before = await node.address()

@@ -180,7 +180,8 @@ async def main():
     parser.add_argument("--record", help="write received audio and video into this directory")
     parser.add_argument("--record-webm", help="record received audio and video with aiortc's MediaRecorder")
     parser.add_argument("--run-for", type=float, default=0, help="with --media: stay connected this many seconds, then bye")
-    parser.add_argument("--turn")
+    parser.add_argument("--stun", action="append", default=[], help="a STUN URL (repeatable)")
+    parser.add_argument("--turn", action="append", default=[], help="a TURN URL (repeatable)")
     parser.add_argument("--turn-user")
     parser.add_argument("--turn-pass")
     parser.add_argument("--relay-only", action="store_true")
@@ -189,7 +190,8 @@ async def main():
 
     if args.loopback:
         aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: ["127.0.0.1"]
-    servers = [RTCIceServer(urls=args.turn, username=args.turn_user, credential=args.turn_pass)] if args.turn else []
+    servers = [RTCIceServer(urls=url) for url in args.stun]
+    servers += [RTCIceServer(urls=url, username=args.turn_user, credential=args.turn_pass) for url in args.turn]
     config = RTCConfiguration(iceServers=servers)
     if args.relay_only:
         config.iceTransportPolicy = RTCIceTransportPolicy.RELAY

@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
 """`carrier rtc` (and aiortc, as the anchor) across the network lab's NATs.
 
-usage: lab_rtc.py CARRIER [CASE ...]   (cases: public-cone cone-cone cone-symmetric
-                                         symmetric-symmetric udpblocked-cone cone-cone-relay)
-Each case moves a 5 MB file over a data channel from Alice (behind the first
-NAT, or on the public network for "public") to Bob (behind the second), both
-given the lab's coturn (UDP and TCP). Prints one JSON line per run (stack,
-case, ok, setupMs, MBps, selected pair) and a closing line "N passed, N failed".
-A case counts (passes or fails) for a stack when EXPECTED lists it: the
-cases that cannot yet be crossed are run and reported, not counted (issue 22).
+usage: lab_rtc.py CARRIER [CASE ...]
+
+Each case moves a file over a data channel between a site behind one router
+and a site behind another (or the public host "p"), each way: the first run
+offers from the first site, the second from the second, the offerer sending.
+Both sides get several servers at once, by name: stun:stun.lab.test, and
+turn.lab.test over UDP, TCP and TLS (scripts/labservices.py). Prints one
+JSON line per run (stack, case, direction, ok, setupMs, iceAfterAnswerMs,
+the path's candidate types, MB/s) and a closing line "lab: N passed, N failed"
+that counts carrier's runs; aiortc's are the anchor, reported beside them (it
+cannot cross udpblocked-cone when it is also given a TURN server over UDP: it
+gathers before it offers and waits out the unreachable server).
 """
-import base64
-import hashlib
-import hmac
 import json
 import os
 import subprocess
@@ -23,82 +24,112 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import labservices  # noqa: E402
 import netlab  # noqa: E402
 
+# case: (first site, second site, NAT of router a, NAT of router b, options)
 CASES = {
-    "public-cone": ("p", "cone", "cone"),
-    "cone-cone": ("a", "cone", "cone"),
+    "public-cone": ("p", "b", "cone", "cone", {}),
+    "cone-cone": ("a", "b", "cone", "cone", {}),
     # Bare Linux NATs: the conntrack race leaves no direct pair (netlab.py).
-    "open-open": ("a", "cone-open", "cone-open"),
-    "cone-symmetric": ("a", "cone", "symmetric"),
-    "symmetric-symmetric": ("a", "symmetric", "symmetric"),
-    "udpblocked-cone": ("a", "udp-blocked", "cone"),
-    # Both sides relay only (iceTransportPolicy "relay"): TURN across two NATs.
-    "cone-cone-relay": ("a", "cone", "cone"),
+    "open-open": ("a", "b", "cone-open", "cone-open", {}),
+    "cone-symmetric": ("a", "b", "cone", "symmetric", {}),
+    "symmetric-symmetric": ("a", "b", "symmetric", "symmetric", {}),
+    # UDP blocked at a: TURN over TCP (or TLS) is its only way out.
+    "udpblocked-cone": ("a", "b", "udp-blocked", "cone", {}),
+    # Both sides relay only (iceTransportPolicy "relay"), through TURN over TLS alone.
+    "cone-cone-tls-relay": ("a", "b", "cone", "cone", {"relay_only": True, "servers": ["tls"]}),
 }
-# Every case counts for both stacks: ICE must cross each of them.
-EXPECTED = {"carrier": set(CASES), "aiortc": set(CASES)}
-SECRET = "lab-%d" % os.getpid()
+STACKS = ("carrier", "aiortc")
+FILE_BYTES = 5 << 20
 
 
-def credentials():
-    user = "%d:lab" % (int(time.time()) + 3600)
-    password = base64.b64encode(hmac.new(SECRET.encode(), user.encode(), hashlib.sha1).digest()).decode()
-    return user, password
+def server_options(case_options):
+    words = [] if case_options.get("servers") else ["--stun", f"stun:stun.lab.test:{labservices.TURN_PORT}"]
+    for kind in case_options.get("servers", ["udp", "tcp", "tls"]):
+        words += ["--turn", labservices.Coturn.url(kind)]
+    return words + (["--relay-only"] if case_options.get("relay_only") else [])
 
 
-def start_coturn(lab, work):
-    log = open(os.path.join(work, "coturn.log"), "w")
-    lab.start("pub", ["turnserver", "-n", f"--listening-ip={netlab.SERVER_IP}", f"--relay-ip={netlab.SERVER_IP}",
-                      "--listening-port=3478", "--min-port=40000", "--max-port=40999", "--use-auth-secret",
-                      f"--static-auth-secret={SECRET}", "--realm=lab.test", "--no-cli", "--no-tls", "--no-dtls",
-                      "--log-file=stdout", "--simple-log"], stdout=log, stderr=log)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # bounded poll until coturn listens on TCP
-        probe = lab.sh("pub", "python3", "-c",
-                       f"import socket; socket.create_connection(('{netlab.SERVER_IP}', 3478), 0.2)", check=False)
-        if probe.returncode == 0:
-            return
-        time.sleep(0.05)
-    raise netlab.LabError("coturn did not start in the lab")
-
-
-def peer_command(lab, stack, site, role, carrier, work, transport, file=None, relay_only=False):
-    user, password = credentials()
-    turn = f"turn:{netlab.SERVER_IP}:3478" + ("?transport=tcp" if transport == "tcp" else "")
+def peer_command(lab, coturn, stack, site, role, carrier, work, case_options, file=None, timeout=28):
+    user, password = coturn.credentials()
     stats = os.path.join(work, f"{stack}-{role}.json")
     if stack == "carrier":
-        command = [carrier, "rtc", role, "--turn", turn, "--turn-user", user, "--turn-pass", password,
-                   "--stats", stats, "--timeout", "28"]
+        command = [carrier, "rtc", role, "--stats", stats, "--timeout", str(timeout)]
     else:
-        command = ["python3", os.path.join(ROOT, "Tests", "Interop", "aiortc_peer.py"), role, "--turn", turn,
-                   "--turn-user", user, "--turn-pass", password, "--stats", stats]
-    command += ["--relay-only"] if relay_only else []
+        command = ["python3", os.path.join(ROOT, "Tests", "Interop", "aiortc_peer.py"), role, "--stats", stats]
+    command += server_options(case_options) + ["--turn-user", user, "--turn-pass", password]
     command += ["--send-file", file] if file else ["--receive-dir", os.path.join(work, f"{stack}-in")]
     return lab.exec_prefix(site) + command, stats
 
 
-def run_case(lab, stack, case, carrier, work, file):
-    alice, nat_a, nat_b = CASES[case]
+def read_json(path):
+    if not os.path.exists(path):
+        return {}
+    with open(path) as handle:
+        try:
+            return json.load(handle)
+        except ValueError:
+            return {}
+
+
+def after_answer(summary):
+    """The offerer's ICE connected, in ms after the answer reached it."""
+    steps = summary.get("steps") or {}
+    if "iceConnected" in steps and "answerReceived" in steps:
+        return round(steps["iceConnected"] - steps["answerReceived"], 1)
+    return None
+
+
+def path_types(summary):
+    path = summary.get("path")
+    if not path:
+        return None
+    turn = f" (TURN/{path['turnTransport']})" if path.get("turnTransport") else ""
+    return f"{path['local']['type']}{turn} → {path['remote']['type']}"
+
+
+def run_case(lab, coturn, stack, case, carrier, work, file, reverse=False, wall=30):
+    first, second, nat_a, nat_b, options = CASES[case]
     lab.set_nat("a", nat_a)
     lab.set_nat("b", nat_b)
-    transport = "tcp" if nat_a == "udp-blocked" else "udp"
-    relay_only = case.endswith("-relay")
-    offer, offer_stats = peer_command(lab, stack, alice, "offer", carrier, work, transport, file, relay_only)
-    answer, _ = peer_command(lab, stack, "b", "answer", carrier, work, "udp", relay_only=relay_only)
-    if os.path.exists(offer_stats):
-        os.unlink(offer_stats)
-    env = dict(os.environ, WIRE_LOG_PREFIX=os.path.join(work, f"{stack}-{case}"))
+    offerer_site, answerer_site = (second, first) if reverse else (first, second)
+    offer, offer_stats = peer_command(lab, coturn, stack, offerer_site, "offer", carrier, work, options, file,
+                                      timeout=wall - 2)
+    answer, answer_stats = peer_command(lab, coturn, stack, answerer_site, "answer", carrier, work, options,
+                                        timeout=wall - 2)
+    for path in (offer_stats, answer_stats):
+        if os.path.exists(path):
+            os.unlink(path)
+    direction = f"{offerer_site}→{answerer_site}"
+    env = dict(coturn.env(), WIRE_LOG_PREFIX=os.path.join(work, f"{stack}-{case}-{direction}"))
     started = time.monotonic()
-    subprocess.run(["python3", os.path.join(ROOT, "Tests", "Interop", "wire.py"), "30", json.dumps(offer),
-                    json.dumps(answer)], env=env, capture_output=True, timeout=45)
-    summary = {}
-    if os.path.exists(offer_stats):
-        with open(offer_stats) as handle:
-            summary = json.load(handle)
+    subprocess.run(["python3", os.path.join(ROOT, "Tests", "Interop", "wire.py"), str(wall), json.dumps(offer),
+                    json.dumps(answer)], env=env, capture_output=True, timeout=wall + 15)
+    summary = read_json(offer_stats)
     ok = bool(summary.get("transferOk", summary.get("ok")))
-    return {"stack": stack, "case": case, "ok": ok, "setupMs": summary.get("setupMs"), "MBps": summary.get("MBps"),
-            "selectedPair": summary.get("selectedPair"), "seconds": round(time.monotonic() - started, 1)}
+    return {"stack": stack, "case": case, "direction": direction, "ok": ok, "setupMs": summary.get("setupMs"),
+            "iceAfterAnswerMs": after_answer(summary), "path": path_types(summary), "MBps": summary.get("MBps"),
+            "seconds": round(time.monotonic() - started, 1)}
+
+
+def print_table(results):
+    """Carrier beside aiortc, a row per case and direction."""
+    def cell(result):
+        if not result:
+            return "-"
+        if not result["ok"]:
+            return "✗"
+        ice = f", ICE {result['iceAfterAnswerMs']} ms after the answer" if result.get("iceAfterAnswerMs") else ""
+        path = f"{result['path']}, " if result.get("path") else ""
+        return f"✓ {path}{result['setupMs']} ms{ice}, {result['MBps']} MB/s"
+
+    rows = {}
+    for result in results:
+        rows.setdefault((result["case"], result["direction"]), {})[result["stack"]] = result
+    print("| case | direction | carrier | aiortc |\n|---|---|---|---|")
+    for (case, direction), by_stack in rows.items():
+        print(f"| {case} | {direction} | {cell(by_stack.get('carrier'))} | {cell(by_stack.get('aiortc'))} |")
 
 
 def main():
@@ -107,23 +138,26 @@ def main():
     work = tempfile.mkdtemp(prefix="carrier-lab-")
     file = os.path.join(work, "payload.bin")
     with open(file, "wb") as handle:
-        handle.write(os.urandom(5 << 20))
+        handle.write(os.urandom(FILE_BYTES))
     passed = failed = 0
+    results = []
+    started = time.monotonic()
     try:
         with netlab.Lab() as lab:
-            start_coturn(lab, work)
+            coturn = labservices.Coturn(lab, work)
             for case in cases:
-                for stack in ("carrier", "aiortc"):
-                    result = run_case(lab, stack, case, carrier, work, file)
-                    counted = case in EXPECTED[stack]
-                    result["counted"] = counted
-                    print(json.dumps(result), flush=True)
-                    if counted:
-                        passed, failed = (passed + 1, failed) if result["ok"] else (passed, failed + 1)
+                for reverse in (False, True):
+                    for stack in STACKS:
+                        result = run_case(lab, coturn, stack, case, carrier, work, file, reverse)
+                        print(json.dumps(result, ensure_ascii=False), flush=True)
+                        results.append(result)
+                        if stack == "carrier":
+                            passed, failed = (passed + 1, failed) if result["ok"] else (passed, failed + 1)
     except netlab.LabError as error:
         print(f"lab: cannot build the network lab: {error}", file=sys.stderr)
         failed += 1
-    print(f"lab: {passed} passed, {failed} failed")
+    print_table(results)
+    print(f"lab: {passed} passed, {failed} failed in {round(time.monotonic() - started)} s (logs in {work})")
     return 0 if failed == 0 else 1
 
 
