@@ -84,7 +84,11 @@ extension Carrier {
         guard isConnected != wasConnected else { return }
         fileLinkChanged(friend, connected: isConnected)
         // A friend back online may have left messages on Express while we were away.
-        if isConnected { requestPull() }
+        if isConnected {
+            requestPull()
+            // What it did not answer may have died with the old connection.
+            resendInvites(to: friend, now: clock.now, onlyDue: false)
+        }
         if !isConnected {
             forgetFriendTraffic(number: number, id: friend, reason: "the friend went offline")
         } else if awaitingAcceptance.remove(friend) != nil {
@@ -144,6 +148,10 @@ extension Carrier {
         for (key, deadline) in incomingInvites where now > deadline {
             incomingInvites[key] = nil
         }
+        for (key, replied) in repliedInvites where now > replied.expires {
+            repliedInvites[key] = nil
+        }
+        resendInvites(now: now, onlyDue: true)
         fallBackToExpress(now: now)
         expireReceipts(now: now)
         expireFiles(now: now)

@@ -7,7 +7,30 @@ extension Carrier {
     struct PendingInvite {
         var deliver: @Sendable (InviteReply) -> Void
         var deadline: ContinuousClock.Instant
+        /// The request as sent, to send again until a reply comes.
+        var packets: [WirePacket]
+        var nextSend: ContinuousClock.Instant
+        var interval: Duration
     }
+
+    /// A reply we sent, kept to send again if the request comes again (its
+    /// reply was lost); the app sees each invite once.
+    struct RepliedInvite {
+        var packets: [WirePacket]
+        var expires: ContinuousClock.Instant
+    }
+
+    /// An invite not answered within this is sent again (then at doubling
+    /// intervals up to `maxInviteResendInterval`), and at once when the
+    /// friend comes back online. toxcore delivers lossless packets on a live
+    /// connection, but a connection that dies under them (a NAT that forgot
+    /// its mappings, a friend whose network dropped) loses them with it, and
+    /// toxcore may call it live for seconds after: the invite layer is what
+    /// knows an answer is missing. The receiver drops repeats (`repliedInvites`).
+    static let inviteResendInterval: Duration = .seconds(4)
+    static let maxInviteResendInterval: Duration = .seconds(16)
+    /// Replies kept for repeats, at most.
+    static let maxRepliedInvites = 512
 
     /// Sends an invite (1 byte to 8 KB) to `userId` or `userId:extension` and
     /// waits for the reply, or for `options.inviteTimeout` (then the reply is
@@ -39,12 +62,37 @@ extension Carrier {
         try ensureAlive()
         guard friends[friend]?.connected == true else { throw .friendOffline(friend.description) }
         let transferId = UInt64.random(in: 1...UInt64.max)
-        try enqueue(
-            WirePacket.Fragment.split(data, ext: ext, transferId: transferId).map { WirePacket.inviteRequest($0) },
-            to: number, friend: friend)
+        let packets = WirePacket.Fragment.split(data, ext: ext, transferId: transferId).map {
+            WirePacket.inviteRequest($0)
+        }
+        try enqueue(packets, to: number, friend: friend)
         let deadline = clock.now + (timeout ?? options.inviteTimeout)
         pendingInvites[InviteKey(peer: friend, transferId: transferId)] = PendingInvite(
-            deliver: onReply, deadline: deadline)
+            deliver: onReply, deadline: deadline, packets: packets, nextSend: clock.now + Self.inviteResendInterval,
+            interval: Self.inviteResendInterval)
+    }
+
+    /// Tests: the next invite or invite reply that arrives carrying `data`
+    /// is dropped whole, as a connection that dies under it would.
+    func loseNextInvite(carrying data: [UInt8]) { lostInvitesForTests.insert(data) }
+
+    /// Sends again the invites that wait for a reply from `friend` (all of
+    /// them, or only those due), if the friend is online.
+    func resendInvites(to friend: UserId? = nil, now: ContinuousClock.Instant, onlyDue: Bool) {
+        for (key, pending) in pendingInvites where friend == nil || key.peer == friend {
+            guard !onlyDue || now >= pending.nextSend, friends[key.peer]?.connected == true,
+                let number = try? friendNumber(key.peer)
+            else { continue }
+            do {
+                try enqueue(pending.packets, to: number, friend: key.peer)
+                counters.invitesResent += 1
+            } catch {
+                Self.log.info("invite to \(key.peer) not sent again: \(error)")
+            }
+            let interval = min(pending.interval * 2, Self.maxInviteResendInterval)
+            pendingInvites[key]?.nextSend = now + interval
+            pendingInvites[key]?.interval = interval
+        }
     }
 
     /// Answers an invite. Status 0 carries `data` (up to 8 KB); any other
@@ -72,6 +120,12 @@ extension Carrier {
         }
         try enqueue(packets, to: number, friend: invite.from)
         incomingInvites[key] = nil
+        if repliedInvites.count >= Self.maxRepliedInvites,
+            let oldest = repliedInvites.min(by: { $0.value.expires < $1.value.expires })?.key
+        {
+            repliedInvites[oldest] = nil
+        }
+        repliedInvites[key] = RepliedInvite(packets: packets, expires: clock.now + options.inviteTimeout)
     }
 
     func enqueue(_ packets: [WirePacket], to number: UInt32, friend: UserId) throws(CarrierError) {
@@ -93,9 +147,20 @@ extension Carrier {
             counters.rejectedFragments += 1
             drop(from: friend, "invite fragment rejected: \(error)")
         case .complete(let data):
+            let key = InviteKey(peer: friend, transferId: fragment.transferId)
+            if lostInvitesForTests.remove(data) != nil { return }
+            // The sender did not hear our reply (or not yet): the app has this invite already.
+            if incomingInvites[key] != nil {
+                counters.repeatedInvites += 1
+                return
+            }
+            if let replied = repliedInvites[key], let number = try? friendNumber(friend) {
+                counters.repeatedInvites += 1
+                try? enqueue(replied.packets, to: number, friend: friend)  // a full queue: the sender asks again
+                return
+            }
             let invite = IncomingInvite(from: friend, extensionName: fragment.ext, id: fragment.transferId, data: data)
-            incomingInvites[InviteKey(peer: friend, transferId: fragment.transferId)] =
-                clock.now + options.inviteTimeout
+            incomingInvites[key] = clock.now + options.inviteTimeout
             guard let ext = fragment.ext else { return emit(.inviteRequest(invite)) }
             guard let extensionHub = extensionHubs[ext] else {
                 counters.unknownExtension += 1
@@ -123,6 +188,7 @@ extension Carrier {
             counters.rejectedFragments += 1
             drop(from: friend, "invite reply fragment rejected: \(error)")
         case .complete(let data):
+            if lostInvitesForTests.remove(data) != nil { return }
             resolveInvite(key, InviteReply(status: 0, data: data))
         }
     }

@@ -61,6 +61,9 @@ public actor Carrier {
     var replyAssembler: FragmentAssembler<UserId>
     var pendingInvites: [InviteKey: PendingInvite] = [:]
     var incomingInvites: [InviteKey: ContinuousClock.Instant] = [:]
+    var repliedInvites: [InviteKey: RepliedInvite] = [:]
+    /// Tests: invites and replies to drop once, by content (`loseNextInvite`).
+    var lostInvitesForTests: Set<[UInt8]> = []
 
     // Files (Carrier+Files.swift)
     var outgoingFiles: [FileTransferKey: OutgoingFile] = [:]

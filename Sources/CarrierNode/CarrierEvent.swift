@@ -146,4 +146,8 @@ public struct NodeStats: Equatable, Sendable {
     public var messagesReceived = 0
     /// Times the node, off the network, asked its bootstrap nodes again.
     public var rebootstraps = 0
+    /// Invites sent again for want of a reply (`Carrier.inviteResendInterval`).
+    public var invitesResent = 0
+    /// Invites that came again and were not given to the app again.
+    public var repeatedInvites = 0
 }

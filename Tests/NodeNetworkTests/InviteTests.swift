@@ -70,6 +70,61 @@ import Testing
         #expect(reply == InviteReply(status: 7, reason: "busy"))
     }
 
+    /// An invite lost on the way (a connection that died under it) is sent
+    /// again when no reply has come, and answered.
+    @Test func aLostInviteIsSentAgainAndAnswered() async throws {
+        let net = try await TestNetwork.shared()
+        let inbox = await net.bob.events()
+        let bytes = Array("lost once \(UUID())".utf8)
+        let bob = net.bob
+        await bob.loseNextInvite(carrying: bytes)
+        let before = await net.alice.stats().invitesResent
+        let answering = Task {
+            let invite = await inbox.first(within: .seconds(30)) { event -> IncomingInvite? in
+                if case .inviteRequest(let invite) = event, invite.data == bytes { return invite }
+                return nil
+            }
+            guard let invite else { return false }
+            try await bob.replyInvite(invite, status: 0, data: [42])
+            return true
+        }
+        let reply = try await net.alice.sendInvite(bytes, to: net.bob.userId.description, timeout: .seconds(30))
+        #expect(try await answering.value)
+        #expect(reply == InviteReply(status: 0, data: [42]))
+        #expect(await net.alice.stats().invitesResent > before)
+    }
+
+    /// A reply lost on the way: the sender asks again, the receiver answers
+    /// again from what it sent, and its app sees the invite once.
+    @Test func aLostReplyIsSentAgainAndTheInviteIsSeenOnce() async throws {
+        let net = try await TestNetwork.shared()
+        let inbox = await net.carol.events()
+        let bytes = Array("reply lost once \(UUID())".utf8)
+        let carol = net.carol
+        let answer = Array("answer \(UUID())".utf8)
+        await net.alice.loseNextInvite(carrying: answer)
+        let before = await carol.stats().repeatedInvites
+        let answering = Task {
+            let invite = await inbox.first(within: .seconds(30)) { event -> IncomingInvite? in
+                if case .inviteRequest(let invite) = event, invite.data == bytes { return invite }
+                return nil
+            }
+            guard let invite else { return false }
+            try await carol.replyInvite(invite, status: 0, data: answer)
+            return true
+        }
+        let reply = try await net.alice.sendInvite(bytes, to: net.carol.userId.description, timeout: .seconds(30))
+        #expect(try await answering.value)
+        #expect(reply == InviteReply(status: 0, data: answer))
+        // The repeat was answered from what Carol sent, and not given to her app again.
+        let again = await inbox.first(within: .milliseconds(500)) { event -> Bool? in
+            if case .inviteRequest(let invite) = event, invite.data == bytes { return true }
+            return nil
+        }
+        #expect(again == nil)
+        #expect(await carol.stats().repeatedInvites > before)
+    }
+
     @Test func unansweredInviteEndsWithTimeoutStatus() async throws {
         let net = try await TestNetwork.shared()
         let started = ContinuousClock.now
