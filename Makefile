@@ -16,8 +16,11 @@ build: setup
 # faults from a userspace UDP relay: blackouts, loss, NAT rebinding); 30 calls
 # alone in a process, counting threads, descriptors and heap; real toxcore
 # nodes on 127.0.0.1; the carrier executable and the samples; interop with aiortc and coturn
-# (slow); the network lab (scripts/netlab.py: namespaces, NAT routers, coturn;
-# `carrier rtc` and aiortc across each NAT case, a few minutes); then the fuzzers, built with libFuzzer and AddressSanitizer, over
+# (slow); the network lab (scripts/netlab.py: namespaces, NAT routers, and on
+# its public network coturn over UDP, TCP and TLS, a bootstrap node and an
+# Express node; `carrier rtc` and aiortc across each NAT case each way, then
+# calls between friends over the node in each case each way and through three
+# faults mid-call; about six minutes); then the fuzzers, built with libFuzzer and AddressSanitizer, over
 # their seed corpus (fuzz-smoke, about a minute).
 test: setup
 	$(SWIFT) build --build-tests
@@ -32,6 +35,7 @@ test: setup
 	$(SWIFT) test --filter "CLITests|SamplesTests"
 	$(SWIFT) test --filter InteropTests
 	python3 Tests/Lab/lab_rtc.py .build/debug/carrier
+	python3 Tests/Lab/lab_calls.py .build/debug/carrier
 	$(MAKE) --no-print-directory fuzz-smoke
 
 # Real toxcore nodes on 127.0.0.1 in three runs, each with its own local

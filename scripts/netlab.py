@@ -173,6 +173,16 @@ table ip lab {{
         """Forgets every NAT mapping of a site's router, as its reboot would."""
         self.sh("r" + site, "conntrack", "-F", check=False)
 
+    def set_public_address(self, site, ip):
+        """Gives a site's router a new public address (an ISP's new lease):
+        the old one is gone and every mapping with it."""
+        router = "r" + site
+        for line in self.sh(router, "ip", "-4", "-o", "addr", "show", "dev", "wan").stdout.splitlines():
+            old = line.split()[3]
+            self.sh(router, "ip", "addr", "del", old, "dev", "wan")
+        self.sh(router, "ip", "addr", "add", f"{ip}/24", "dev", "wan")
+        self.flush_mappings(site)
+
     def set_link(self, site, up):
         """Takes the link between a site and its router down or up."""
         self.sh("r" + site, "ip", "link", "set", "lan", "up" if up else "down")
