@@ -20,7 +20,8 @@ build: setup
 # its public network coturn over UDP, TCP and TLS, a bootstrap node and an
 # Express node; `carrier rtc` and aiortc across each NAT case each way, then
 # calls between friends over the node in each case each way and through three
-# faults mid-call; about six minutes); then the fuzzers, built with libFuzzer and AddressSanitizer, over
+# faults mid-call; friends finding each other behind NATs, ours beside raw
+# toxcore; about seven minutes); then the fuzzers, built with libFuzzer and AddressSanitizer, over
 # their seed corpus (fuzz-smoke, about a minute).
 test: setup
 	$(SWIFT) build --build-tests
@@ -36,6 +37,7 @@ test: setup
 	$(SWIFT) test --filter InteropTests
 	python3 Tests/Lab/lab_rtc.py .build/debug/carrier
 	python3 Tests/Lab/lab_calls.py .build/debug/carrier
+	python3 Tests/Lab/lab_node.py .build/debug/carrier
 	$(MAKE) --no-print-directory fuzz-smoke
 
 # Real toxcore nodes on 127.0.0.1 in three runs, each with its own local
@@ -63,6 +65,7 @@ bench: setup
 	python3 scripts/bench_forward.py .build/release/carrier
 	python3 scripts/bench_calls.py .build/release/carrier
 	python3 scripts/bench_concurrency.py .build/release/carrier
+	python3 scripts/bench_lab.py .build/release/carrier
 
 # A long-running node that short-lived peers come to and leave (PEERS each,
 # default 200): new identities that befriend it, then one identity started

@@ -11,8 +11,10 @@ naming the lab's CA, which OpenSSL and Python read).
 import base64
 import hashlib
 import hmac
+import json
 import os
 import select
+import socket
 import subprocess
 import time
 
@@ -28,6 +30,34 @@ def rest_credentials(secret, user="lab", ttl=3600):
     username = "%d:%s" % (int(time.time()) + ttl, user)
     password = base64.b64encode(hmac.new(secret.encode(), username.encode(), hashlib.sha1).digest()).decode()
     return username, password
+
+
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def base58_to_hex(text):
+    """A key or address as `carrier` prints it (base58), in hex as toxcore takes it."""
+    number = 0
+    for character in text:
+        number = number * 58 + BASE58.index(character)
+    raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
+    return ("00" * (len(text) - len(text.lstrip("1")))) + raw.hex().upper()
+
+
+def control_status(socket_path):
+    """A running node's `status` from its control socket (docs/daemon.md)."""
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.settimeout(10)
+    connection.connect(socket_path)
+    connection.sendall(b'{"op":"status"}\n')
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = connection.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    connection.close()
+    return json.loads(data)
 
 
 def read_line(process, seconds, what):

@@ -1,0 +1,119 @@
+/*
+ * Raw c-toxcore, as the reference for how fast friends find each other
+ * (Tests/Lab/lab_node.py, scripts/bench_lab.py): what any toxcore client
+ * gets with the library's defaults (IPv6 off, as our node has it, since the
+ * lab has no IPv6 routes), bootstrapping and taking the bootstrap node as a
+ * TCP relay, and looping at tox_iteration_interval.
+ *
+ * Usage: tox_befriend listen HOST PORT DHT_KEY_HEX [udp|tcp]
+ *          prints {"address":HEX}, then {"joinedMs":…} once on the network, and
+ *          accepts every friend request until killed
+ *        tox_befriend add HOST PORT DHT_KEY_HEX ADDRESS_HEX [udp|tcp]
+ *          starts fresh, asks ADDRESS for friendship, and prints
+ *          {"joinedMs":…,"connectedMs":…,"link":"udp"|"tcp"} (ms after the
+ *          start) once the friend is connected; exits 1 after 120 s
+ * "tcp" turns UDP off: the node reaches the network through TCP relays only.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tox/tox.h>
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000.0 + t.tv_nsec / 1e6;
+}
+
+static bool unhex(const char *text, uint8_t *out, size_t size) {
+    if (strlen(text) != size * 2) return false;
+    for (size_t i = 0; i < size; i++) {
+        unsigned value;
+        if (sscanf(text + 2 * i, "%2x", &value) != 1) return false;
+        out[i] = (uint8_t)value;
+    }
+    return true;
+}
+
+static void friend_request(Tox *tox, const uint8_t *key, const uint8_t *message, size_t length, void *user) {
+    (void)message; (void)length; (void)user;
+    tox_friend_add_norequest(tox, key, NULL);
+}
+
+static TOX_CONNECTION friend_link = TOX_CONNECTION_NONE;
+
+static void friend_connection(Tox *tox, uint32_t number, TOX_CONNECTION status, void *user) {
+    (void)tox; (void)number; (void)user;
+    friend_link = status;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 5) {
+        fprintf(stderr, "usage: tox_befriend listen|add HOST PORT DHT_KEY_HEX [ADDRESS_HEX] [udp|tcp]\n");
+        return 2;
+    }
+    bool adding = strcmp(argv[1], "add") == 0;
+    const char *mode = argc > (adding ? 6 : 5) ? argv[adding ? 6 : 5] : "udp";
+    uint8_t key[TOX_PUBLIC_KEY_SIZE];
+    uint8_t address[TOX_ADDRESS_SIZE];
+    if (!unhex(argv[4], key, sizeof key) || (adding && (argc < 6 || !unhex(argv[5], address, sizeof address)))) {
+        fprintf(stderr, "tox_befriend: bad key or address\n");
+        return 2;
+    }
+    double started = now_ms();
+    struct Tox_Options *options = tox_options_new(NULL);
+    tox_options_set_ipv6_enabled(options, false);
+    tox_options_set_udp_enabled(options, strcmp(mode, "tcp") != 0);
+    Tox *tox = tox_new(options, NULL);
+    tox_options_free(options);
+    if (!tox) {
+        fprintf(stderr, "tox_befriend: tox_new failed\n");
+        return 1;
+    }
+    uint16_t port = (uint16_t)atoi(argv[3]);
+    tox_bootstrap(tox, argv[2], port, key, NULL);
+    tox_add_tcp_relay(tox, argv[2], port, key, NULL);
+    tox_callback_friend_request(tox, friend_request);
+    tox_callback_friend_connection_status(tox, friend_connection);
+    if (!adding) {
+        uint8_t own[TOX_ADDRESS_SIZE];
+        tox_self_get_address(tox, own);
+        printf("{\"address\":\"");
+        for (size_t i = 0; i < sizeof own; i++) printf("%02X", own[i]);
+        printf("\"}\n");
+        fflush(stdout);
+    } else {
+        static const uint8_t hello[] = "hello";
+        if (tox_friend_add(tox, address, hello, sizeof hello - 1, NULL) == UINT32_MAX) {
+            fprintf(stderr, "tox_befriend: tox_friend_add failed\n");
+            return 1;
+        }
+    }
+    double joined = 0;
+    while (!adding || now_ms() - started < 120000) {
+        tox_iterate(tox, NULL);
+        if (joined == 0 && tox_self_get_connection_status(tox) != TOX_CONNECTION_NONE) {
+            joined = now_ms() - started;
+            if (!adding) {
+                printf("{\"joinedMs\":%.1f}\n", joined);
+                fflush(stdout);
+            }
+        }
+        if (adding && friend_link != TOX_CONNECTION_NONE) {
+            printf("{\"joinedMs\":%.1f,\"connectedMs\":%.1f,\"link\":\"%s\"}\n", joined, now_ms() - started,
+                   friend_link == TOX_CONNECTION_UDP ? "udp" : "tcp");
+            fflush(stdout);
+            tox_kill(tox);
+            return 0;
+        }
+        usleep(tox_iteration_interval(tox) * 1000);
+    }
+    fprintf(stderr, "tox_befriend: no friend connection within 120 s\n");
+    tox_kill(tox);
+    return 1;
+}
