@@ -107,6 +107,8 @@ final class TurnTlsBridge: @unchecked Sendable {
                 Foundation.close(client)
                 continue
             }
+            var on: Int32 = 1  // TURN frames are small: no Nagle delay on their way back to libnice
+            setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
             let thread = Thread { [self] in
                 carry(client)
                 lock.withLock { _ = connections.remove(client) }
