@@ -1,7 +1,7 @@
 # Every target installs what is missing first (scripts/setup.sh is idempotent and quick when all is there).
 SWIFT ?= swift
 
-.PHONY: setup build test demo bench soak fuzz fuzz-smoke docs format clean
+.PHONY: setup build test demo bench soak sanitize fuzz fuzz-smoke docs format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -30,7 +30,7 @@ test: setup
 	$(SWIFT) test --filter "RtcPeerTests|MediaCallTests|ContainerMediaTests|LiveMediaTests|CallClientTests|CallRecoveryTests|HangUpStressTests"
 	$(SWIFT) test --filter CallResourceTests
 	$(SWIFT) test --filter CarrierSessionsTests
-	$(SWIFT) test --filter NodeNetworkTests $(NODE_FEATURES:%=--skip %)
+	$(SWIFT) test --filter NodeNetworkTests $(NODE_FEATURES:%=--skip %) --skip NodeStopTests
 	$(SWIFT) test --filter FileTransferTests
 	$(SWIFT) test --filter "$(subst $(space),|,$(filter-out FileTransferTests,$(NODE_FEATURES)))"
 	$(SWIFT) test --filter "CLITests|SamplesTests"
@@ -38,6 +38,7 @@ test: setup
 	python3 Tests/Lab/lab_rtc.py .build/debug/carrier
 	python3 Tests/Lab/lab_calls.py .build/debug/carrier
 	python3 Tests/Lab/lab_node.py .build/debug/carrier
+	$(MAKE) --no-print-directory sanitize
 	$(MAKE) --no-print-directory fuzz-smoke
 
 # Real toxcore nodes on 127.0.0.1 in three runs, each with its own local
@@ -90,6 +91,17 @@ soak: setup
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD = CARRIER_FUZZ=1 $(SWIFT) build -c release --product carrier-fuzz --scratch-path .build/fuzz \
 	-Xswiftc -sanitize=fuzzer,address -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld
+
+# Nodes stopped at every point of their life (NodeStopTests) under
+# AddressSanitizer, where a call into a freed toxcore aborts the run; part of
+# make test. Leaks are not counted here (a shared test node's event streams
+# live until exit); the soaks measure the heap. ThreadSanitizer: SANITIZER=thread.
+SANITIZER ?= address
+STOP_ROUNDS ?= 2
+sanitize: setup
+	$(SWIFT) build --build-tests -Xswiftc -sanitize=$(SANITIZER) --scratch-path .build/$(SANITIZER)
+	ASAN_OPTIONS=detect_leaks=0 STOP_ROUNDS=$(STOP_ROUNDS) $(SWIFT) test -Xswiftc -sanitize=$(SANITIZER) \
+		--scratch-path .build/$(SANITIZER) --filter NodeStopTests
 
 fuzz: setup
 	$(FUZZ_BUILD)

@@ -106,10 +106,12 @@ extension Carrier {
             for _ in 0..<100 {
                 let batch: (records: [ExpressProtocol.Record], more: Bool)
                 do { batch = try await client.pull(after: after, from: node) } catch {
+                    guard !killed else { return }
                     Self.log.warning("pulling offline messages from \(node.host):\(node.port) failed: \(error)")
                     break
                 }
-                guard !killed else { break }
+                // The node may have stopped while the request was out: toxcore is gone then.
+                guard !killed else { return }
                 let (records, more) = batch
                 guard let last = records.last?.seq else { break }
                 keepOffline(records)
@@ -118,6 +120,7 @@ extension Carrier {
                     // Kept here and known by id: pulled again, they are not delivered twice.
                     Self.log.warning("deleting pulled messages on \(node.host):\(node.port) failed: \(error)")
                 }
+                guard !killed else { return }
                 after = last
                 if !more { break }
             }
@@ -151,6 +154,7 @@ extension Carrier {
 
     /// Hands kept messages to the application in order, each once.
     func deliverOfflineInbox() {
+        guard !killed else { return }
         let secretKey = exportSecretKey()
         for entry in offlineInbox.entries {
             defer { offlineInbox.remove(entry) }

@@ -171,6 +171,7 @@ extension Carrier {
 
     /// Sends the chunks toxcore asked for, until its send queue is full.
     func flushFileChunks() {
+        guard !killed else { return }
         for key in Array(outgoingFiles.keys) {
             guard var file = outgoingFiles[key], let slot = file.slot, !file.requested.isEmpty else { continue }
             var chunk = [UInt8]()
@@ -275,6 +276,7 @@ extension Carrier {
 
     /// Seeks past the bytes on disk and tells the sender to go (RESUME).
     private func startReceiving(_ key: FileTransferKey) {
+        guard !killed else { return }
         guard var file = incomingFiles[key], let slot = file.slot else {
             // Accepted while the friend is away: starts when the file is offered again.
             incomingFiles[key]?.phase = .interrupted
@@ -527,7 +529,7 @@ extension Carrier {
     }
 
     private func control(_ slot: FileSlot?, _ control: Tox_File_Control) {
-        guard let slot else { return }
+        guard let slot, !killed else { return }
         _ = tox_file_control(tox, slot.friend, slot.file, control, nil)
         if control == TOX_FILE_CONTROL_CANCEL { fileSlots[slot] = nil }
     }

@@ -26,6 +26,7 @@ extension Carrier {
 
     /// Sends a raw request payload; internal so tests can send malformed ones.
     func sendFriendRequest(address: CarrierAddress, payload: [UInt8]) throws(CarrierError) {
+        try ensureAlive()
         if let existing = friends[address.userId] {
             // A request again (the friend may have missed it): toxcore only resends after delete + add.
             tox_friend_delete(tox, existing.number, nil)
@@ -112,6 +113,7 @@ extension Carrier {
     }
 
     func friendNumber(_ id: UserId) throws(CarrierError) -> UInt32 {
+        try ensureAlive()  // every use of the number is a call into toxcore
         guard let state = friends[id] else { throw .notFriend(id.description) }
         return state.number
     }

@@ -100,12 +100,14 @@ extension Carrier {
 
     /// The groups we are in.
     public func groups() -> [GroupId] {
+        guard !killed else { return [] }
         var numbers = [UInt32](repeating: 0, count: tox_conference_get_chatlist_size(tox))
         tox_conference_get_chatlist(tox, &numbers)
         return numbers.compactMap { try? groupId(number: $0) }
     }
 
     func groupId(number: UInt32) throws(CarrierError) -> GroupId {
+        try ensureAlive()
         var bytes = [UInt8](repeating: 0, count: 32)
         guard tox_conference_get_id(tox, number, &bytes), let id = GroupId(bytes: bytes) else {
             throw .tox(function: "tox_conference_get_id", code: -1)

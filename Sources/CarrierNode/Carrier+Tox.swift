@@ -103,6 +103,7 @@ extension Carrier {
     /// Lossless custom packets (not friend messages) are used because toxcore
     /// paces them: a burst of messages overflows the receiver and collapses.
     func flushOutgoing() {
+        guard !killed else { return }
         for number in Array(outgoing.keys) {
             guard var queue = outgoing.removeValue(forKey: number) else { continue }
             defer { if !queue.isEmpty { outgoing[number] = queue } }

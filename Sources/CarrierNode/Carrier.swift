@@ -1,3 +1,4 @@
+import AsyncExtras
 import CToxcore
 import CarrierLog
 import Foundation
@@ -29,6 +30,17 @@ public actor Carrier {
     var socketWatch: SocketWatch?
     var running = false
     var killed = false
+    /// `stop` is under way (it awaits the loop and the deposits), and when it is done.
+    private var stopping = false
+    private let stopped = AsyncLatch()
+    /// The identity as it was when the node stopped (`stop`), for the accessors after.
+    var lastKnown = LastKnown()
+    struct LastKnown {
+        var address: CarrierAddress?
+        var secretKey: [UInt8] = []
+        var info = UserInfo()
+        var presence = Presence.none
+    }
     var connected = false
     var isReady = false
     /// When to ask the bootstrap nodes again while off the network.
@@ -175,8 +187,15 @@ public actor Carrier {
     }
 
     /// Stops the loop, saves the state, fails whatever is pending and frees toxcore.
+    /// A second call (from another task while the first awaits) waits for the first.
     public func stop() async {
         guard !killed else { return }
+        if stopping {
+            await stopped.wait()
+            return
+        }
+        stopping = true
+        defer { stopped.open() }
         running = false
         waker.wake()
         await loopTask?.value
@@ -188,6 +207,12 @@ public actor Carrier {
         if dirty { persistOrLog() }
         failEverythingPending(reason: "the node stopped")
         closeAllFiles(reason: "the node stopped")
+        // What the identity accessors answer from now on. Nothing may call
+        // toxcore after this: a Task of ours that was awaiting (an Express pull,
+        // a file digest) comes back to a node whose toxcore is freed; every path
+        // into toxcore checks `killed` (ensureAlive) first.
+        lastKnown = LastKnown(
+            address: address(), secretKey: exportSecretKey(), info: selfInfo, presence: presence())
         killed = true
         tox_kill(tox)
         if let lockFd { close(lockFd) }
@@ -314,13 +339,14 @@ public actor Carrier {
 
     /// Our address: what others pass to `addFriend` (user id, nospam, checksum).
     public func address() -> CarrierAddress {
+        if killed, let address = lastKnown.address { return address }
         var bytes = [UInt8](repeating: 0, count: CarrierAddress.size)
         tox_self_get_address(tox, &bytes)
         return CarrierAddress(bytes: bytes) ?? CarrierAddress(userId: userId, nospam: tox_self_get_nospam(tox))
     }
 
     /// The nospam part of our address.
-    public func nospam() -> UInt32 { tox_self_get_nospam(tox) }
+    public func nospam() -> UInt32 { address().nospam }
 
     /// Changes the nospam: friend requests to the old address stop arriving.
     public func setNospam(_ value: UInt32) throws(CarrierError) {
@@ -331,6 +357,7 @@ public actor Carrier {
 
     /// The 32-byte secret key, for backup and `CarrierOptions.secretKey`. Handle with care.
     public func exportSecretKey() -> [UInt8] {
+        guard !killed else { return lastKnown.secretKey }
         var key = [UInt8](repeating: 0, count: 32)
         tox_self_get_secret_key(tox, &key)
         return key
@@ -352,6 +379,7 @@ public actor Carrier {
 
     /// This node's DHT key, which changes on every start; others bootstrap with it.
     public func dhtKey() -> [UInt8] {
+        guard !killed else { return [] }
         var key = [UInt8](repeating: 0, count: 32)
         tox_self_get_dht_id(tox, &key)
         return key
@@ -359,6 +387,7 @@ public actor Carrier {
 
     /// The UDP port toxcore bound, if it did.
     public func udpPort() -> UInt16? {
+        guard !killed else { return nil }
         var error = TOX_ERR_GET_PORT_OK
         let port = tox_self_get_udp_port(tox, &error)
         return error == TOX_ERR_GET_PORT_OK ? port : nil
@@ -403,7 +432,8 @@ public actor Carrier {
 
     /// Our presence, as friends see it.
     public func presence() -> Presence {
-        switch tox_self_get_status(tox) {
+        guard !killed else { return lastKnown.presence }
+        return switch tox_self_get_status(tox) {
         case TOX_USER_STATUS_AWAY: .away
         case TOX_USER_STATUS_BUSY: .busy
         default: .none
@@ -425,6 +455,7 @@ public actor Carrier {
     }
 
     private var selfInfo: UserInfo {
+        guard !killed else { return lastKnown.info }
         let length = tox_self_get_status_message_size(tox)
         var bytes = [UInt8](repeating: 0, count: length)
         tox_self_get_status_message(tox, &bytes)
@@ -436,7 +467,7 @@ public actor Carrier {
 
     func persist() throws(CarrierError) {
         dirty = false
-        guard let store else { return }
+        guard let store, !killed else { return }
         try Self.save(tox: tox, to: store, labels: labels, awaitingAcceptance: awaitingAcceptance)
     }
 
