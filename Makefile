@@ -15,7 +15,9 @@ build: setup
 # connections, real-time media and call clients in one process (with network
 # faults from a userspace UDP relay: blackouts, loss, NAT rebinding); 30 calls
 # alone in a process, counting threads, descriptors and heap; real toxcore
-# nodes on 127.0.0.1; the carrier executable and the samples; interop with aiortc and coturn
+# nodes on 127.0.0.1; the carrier executable and the samples; 50 calls into a
+# bot from callers that are each a new process (three at once; the bot must stay
+# reachable); interop with aiortc and coturn
 # (slow); the network lab (scripts/netlab.py: namespaces, NAT routers, and on
 # its public network coturn over UDP, TCP and TLS, a bootstrap node and an
 # Express node; `carrier rtc` and aiortc across each NAT case each way, then
@@ -34,6 +36,7 @@ test: setup
 	$(SWIFT) test --filter FileTransferTests
 	$(SWIFT) test --filter "$(subst $(space),|,$(filter-out FileTransferTests,$(NODE_FEATURES)))"
 	$(SWIFT) test --filter "CLITests|SamplesTests"
+	CALLS=50 CALLERS=3 LIMIT_KB=4096 python3 scripts/soak_callers.py .build/debug/carrier
 	$(SWIFT) test --filter InteropTests
 	python3 Tests/Lab/lab_rtc.py .build/debug/carrier
 	python3 Tests/Lab/lab_calls.py .build/debug/carrier
@@ -73,14 +76,19 @@ bench: setup
 # again and again to message it. Reports the seconds each took to reach it.
 # Then an answering bot that takes CALLS calls one after another (files,
 # Ctrl-C, callers killed mid-call) must end with the threads, descriptors and
-# heap it had after ten (scripts/soak_calls.py).
+# heap it had after ten (scripts/soak_calls.py); then CALLS calls from a
+# caller that is a new process each time, and SOAK_MINUTES of two such callers
+# (scripts/soak_callers.py): every call must connect, the bot stay reachable.
 PEERS ?= 200
 CALLS ?= 200
+SOAK_MINUTES ?= 60
 soak: setup
 	$(SWIFT) build $(RELEASE) --product carrier
 	PEERS=$(PEERS) MODE=new python3 scripts/soak_reachability.py .build/release/carrier
 	PEERS=$(PEERS) MODE=same python3 scripts/soak_reachability.py .build/release/carrier
 	CALLS=$(CALLS) python3 scripts/soak_calls.py .build/release/carrier
+	CALLS=$(CALLS) python3 scripts/soak_callers.py .build/release/carrier
+	MINUTES=$(SOAK_MINUTES) CALLERS=2 python3 scripts/soak_callers.py .build/release/carrier
 
 # Fuzzing: libFuzzer with AddressSanitizer over every parser of network bytes
 # (Sources/FuzzTargets). `make fuzz` runs each target for FUZZ_SECONDS (default

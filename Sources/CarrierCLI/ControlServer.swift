@@ -168,7 +168,7 @@ final class ControlServer: Sendable {
         }
         return [
             "userId": node.userId.description, "address": await node.address().description, "pid": Int(getpid()),
-            "online": await node.online, "friends": friends, "socket": path,
+            "online": await node.online, "friends": friends, "socket": path, "node": await node.reachability().json,
             "process": ProcessResources.snapshot(),
         ]
     }

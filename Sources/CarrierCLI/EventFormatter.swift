@@ -11,6 +11,14 @@ enum EventFormatter {
             )
         case .ready:
             return ("ready", ["event": "ready"])
+        case .backOnline(let seconds, let reachability):
+            return (
+                "back on the network after \(seconds) s off it (\(reachability.rebootstraps) re-bootstraps, "
+                    + "\(reachability.restarts) restarts of toxcore since start)",
+                ["event": "backOnline", "offlineSeconds": seconds, "node": reachability.json]
+            )
+        case .toxRestarted(let reason):
+            return ("\(reason): started toxcore afresh", ["event": "toxRestarted", "reason": reason])
         case .friendRequest(let from, let name, _, let hello):
             return (
                 "friend request from \(from)\(name.map { " (\($0))" } ?? ""): \(hello)",
@@ -151,5 +159,18 @@ enum EventFormatter {
                 return ("file \(key) \(who) failed: \(reason)", json)
             }
         }
+    }
+}
+
+extension Reachability {
+    /// For the control socket's `status` and `listen`'s events.
+    var json: [String: any Sendable] {
+        var object: [String: any Sendable] = [
+            "online": online, "offlineSeconds": offlineSeconds, "timesOffline": timesOffline,
+            "longestOfflineSeconds": longestOfflineSeconds, "totalOfflineSeconds": totalOfflineSeconds,
+            "rebootstraps": rebootstraps, "restarts": restarts,
+        ]
+        if let lastOffline { object["lastOfflineUnixMs"] = (lastOffline.timeIntervalSince1970 * 1000).rounded() }
+        return object
     }
 }

@@ -3,12 +3,21 @@ extension Carrier {
     func handle(_ event: ToxEvent) {
         switch event {
         case .selfConnection(let isConnected):
-            if connected, !isConnected {
+            guard isConnected != connected else { return }
+            if !isConnected {
                 Self.log.warning("lost the network; asking the bootstrap nodes again in 10 s")
             }
             connected = isConnected
-            rebootstrap.connectionChanged(connected: isConnected, now: clock.now)
+            recovery.connectionChanged(connected: isConnected, now: clock.now)
+            let stretch = offline.connectionChanged(connected: isConnected, now: clock.now)
             emit(.connection(connected: isConnected))
+            if let stretch, isReady {
+                let report = reachability()
+                Self.log.info(
+                    "back on the network after \(stretch) s (\(report.rebootstraps) re-bootstraps, \(report.restarts) restarts so far)"
+                )
+                emit(.backOnline(offlineSeconds: stretch, reachability: report))
+            }
             if isConnected, !isReady {
                 isReady = true
                 emit(.ready)

@@ -3,6 +3,11 @@ import CToxcore
 extension Carrier {
     /// Creates the toxcore instance from the options and the saved state.
     static func makeTox(options: CarrierOptions, saved: NodeStore.Contents?) throws(CarrierError) -> OpaquePointer {
+        try makeTox(options: options, savedata: saved?.toxSavedata)
+    }
+
+    /// Creates the toxcore instance from the options and toxcore's own savedata, if any.
+    static func makeTox(options: CarrierOptions, savedata saved: [UInt8]?) throws(CarrierError) -> OpaquePointer {
         var optionsError = TOX_ERR_OPTIONS_NEW_OK
         guard let toxOptions = tox_options_new(&optionsError) else {
             throw .tox(function: "tox_options_new", code: Int(optionsError.rawValue))
@@ -21,7 +26,7 @@ extension Carrier {
 
         let savedata: [UInt8]
         if let saved {
-            savedata = saved.toxSavedata
+            savedata = saved
             tox_options_set_savedata_type(toxOptions, TOX_SAVEDATA_TYPE_TOX_SAVE)
         } else if let secretKey = options.secretKey {
             savedata = secretKey

@@ -17,7 +17,8 @@ public actor Carrier {
     /// The options the node was made with.
     public nonisolated let options: CarrierOptions
 
-    let tox: OpaquePointer
+    /// toxcore; replaced when the node starts it afresh (`restartTox`).
+    var tox: OpaquePointer
     let buffer = ToxEventBuffer()
     let waker = LoopWaker()
     let clock = ContinuousClock()
@@ -43,8 +44,10 @@ public actor Carrier {
     }
     var connected = false
     var isReady = false
-    /// When to ask the bootstrap nodes again while off the network.
-    var rebootstrap: RebootstrapSchedule
+    /// When to ask the bootstrap nodes again, or start toxcore afresh, while off the network.
+    var recovery: OfflineRecovery
+    /// Off-network stretches so far, for `reachability()`.
+    var offline = OfflineRecord()
     var dirty = false
     var lastActivity: ContinuousClock.Instant
 
@@ -148,7 +151,7 @@ public actor Carrier {
         guard let id = UserId(publicKey: key) else { throw .tox(function: "tox_self_get_public_key", code: -1) }
         userId = id
         lastActivity = clock.now
-        rebootstrap = RebootstrapSchedule(startedAt: clock.now)
+        recovery = OfflineRecovery(startedAt: clock.now)
         let limits = FragmentAssembler<UserId>.Limits(maxTotal: Self.maxInviteSize, timeout: options.fragmentTimeout)
         bulkAssembler = FragmentAssembler(
             limits: .init(maxTotal: Self.maxMessageSize, timeout: options.fragmentTimeout))
@@ -179,7 +182,8 @@ public actor Carrier {
         guard !killed else { throw .notRunning }
         guard !running else { return }
         for node in options.bootstrapNodes { bootstrap(node) }
-        rebootstrap = RebootstrapSchedule(startedAt: clock.now)
+        recovery = OfflineRecovery(startedAt: clock.now)
+        offline = OfflineRecord(since: clock.now)
         let waker = waker
         socketWatch = udpPort().flatMap { SocketWatch(udpPort: $0) { waker.wake() } }
         running = true
@@ -245,10 +249,17 @@ public actor Carrier {
         tox_iterate(tox, buffer.pointer)
         socketWatch?.rearm()
         for event in buffer.drain() { handle(event) }
-        if rebootstrap.isDue(now: clock.now), !options.bootstrapNodes.isEmpty {
+        switch recovery.due(now: clock.now) {
+        case .rebootstrap? where !options.bootstrapNodes.isEmpty:
             counters.rebootstraps += 1
-            Self.log.info("off the network: asking the \(options.bootstrapNodes.count) bootstrap node(s) again")
+            Self.log.info(
+                "off the network for \(offline.currentSeconds(now: clock.now)) s: asking the bootstrap node(s) again: "
+                    + options.bootstrapNodes.map { "\($0.host):\($0.port)" }.joined(separator: ", "))
             for node in options.bootstrapNodes { bootstrap(node) }
+        case .restart?:
+            restartTox(reason: "off the network for \(offline.currentSeconds(now: clock.now)) s")
+        default:
+            break
         }
         flushOutgoing()
         flushFileChunks()
@@ -334,6 +345,12 @@ public actor Carrier {
 
     /// Counters of what the node dropped, sent and did.
     public func stats() -> NodeStats { counters }
+
+    /// How the node has stood on the network since it started.
+    public func reachability() -> Reachability {
+        offline.report(
+            now: clock.now, online: connected, rebootstraps: counters.rebootstraps, restarts: counters.restarts)
+    }
 
     // MARK: Identity
 

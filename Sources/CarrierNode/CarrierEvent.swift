@@ -8,6 +8,10 @@ public enum CarrierEvent: Sendable {
     case connection(connected: Bool)
     /// The node is connected for the first time since start.
     case ready
+    /// The node is back on the network after `offlineSeconds` off it, and how it has stood since it started.
+    case backOnline(offlineSeconds: Double, reachability: Reachability)
+    /// The node started toxcore afresh from its own state, and why (`OfflineRecovery`).
+    case toxRestarted(reason: String)
     case friendRequest(from: UserId, name: String?, description: String?, hello: String)
     case friendAdded(FriendInfo)
     case friendRemoved(UserId)
@@ -146,6 +150,8 @@ public struct NodeStats: Equatable, Sendable {
     public var messagesReceived = 0
     /// Times the node, off the network, asked its bootstrap nodes again.
     public var rebootstraps = 0
+    /// Times the node, off the network for long, started toxcore afresh.
+    public var restarts = 0
     /// Invites sent again for want of a reply (`Carrier.inviteResendInterval`).
     public var invitesResent = 0
     /// Invites that came again and were not given to the app again.

@@ -181,6 +181,51 @@ final class IcePeer: Sendable {
         #expect(await Self.sendUntilSent(a, Array("late".utf8)))
     }
 
+    /// Direct over relayed: while the direct path carries nothing (its NAT
+    /// holes not open yet), the relayed pair through coturn carries the
+    /// connection; when the direct pair's checks get through, it takes over,
+    /// on both sides.
+    @Test func aDirectPairThatWorksLaterTakesOverFromTheRelay() async throws {
+        let turn = try await CoturnServer()
+        defer { Task { await turn.stop() } }
+        let (user, password) = turn.credentials()
+        let relay = try UdpRelay()
+        defer { relay.stop() }
+        let server = IceConfiguration.TurnServer(host: "127.0.0.1", port: turn.port, username: user, password: password)
+        let a = try IcePeer(controlling: true) { $0.turnServers = [server] }
+        let b = try IcePeer(controlling: false) { $0.turnServers = [server] }
+        defer {
+            a.agent.close()
+            b.agent.close()
+        }
+        let aPairs = PairLog(a.events)
+        let bPairs = PairLog(b.events)
+        let (aUfrag, aPwd) = a.agent.localCredentials
+        let (bUfrag, bPwd) = b.agent.localCredentials
+        a.agent.setRemoteCredentials(ufrag: bUfrag, pwd: bPwd)
+        b.agent.setRemoteCredentials(ufrag: aUfrag, pwd: aPwd)
+        relay.blackout(for: 4)
+        try a.agent.gather()
+        try b.agent.gather()
+        // Host candidates go through the relay (the direct path); relay candidates as they are.
+        #expect(await eventually(within: .seconds(5)) { aPairs.gathered.count >= 2 && bPairs.gathered.count >= 2 })
+        func direct(_ line: String, from side: UdpRelay.Side) -> String {
+            line.contains("typ host") ? relay.rewrite(line, from: side) : line
+        }
+        for line in bPairs.gathered { try a.agent.addRemoteCandidate(direct(line, from: .b)) }
+        for line in aPairs.gathered { try b.agent.addRemoteCandidate(direct(line, from: .a)) }
+        #expect(
+            await eventually(within: .seconds(4)) {
+                aPairs.selected.first?.contains { $0.contains("typ relay") } == true
+            }, "a: \(aPairs.selected)")
+        #expect(
+            await eventually(within: .seconds(15)) {
+                (aPairs.selected.last?.allSatisfy { !$0.contains("typ relay") } ?? false)
+                    && (bPairs.selected.last?.allSatisfy { !$0.contains("typ relay") } ?? false)
+            }, "a: \(aPairs.selected), b: \(bPairs.selected)")
+        #expect(await Self.sendUntilSent(a, Array("direct".utf8)))
+    }
+
     /// Which selected pairs count as a path inside this machine (where a
     /// data channel may probe for large packets).
     @Test func localPathsAreLoopbackOrOurOwnAddress() {
@@ -245,4 +290,32 @@ final class EventLog: @unchecked Sendable {
 
     var states: [IceState] { lock.withLock { seenStates } }
     var candidate: String? { lock.withLock { firstCandidate } }
+}
+
+/// The candidates an agent gathered and the pairs it selected, in order.
+final class PairLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var candidates: [String] = []
+    private var pairs: [[String]] = []
+    private var task: Task<Void, Never>?
+
+    init(_ events: AsyncStream<IceEvent>) {
+        task = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                self.lock.withLock {
+                    switch event {
+                    case .localCandidate(let line): self.candidates.append(line)
+                    case .selectedPair(let local, let remote): self.pairs.append([local, remote])
+                    default: break
+                    }
+                }
+            }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    var gathered: [String] { lock.withLock { candidates } }
+    var selected: [[String]] { lock.withLock { pairs } }
 }

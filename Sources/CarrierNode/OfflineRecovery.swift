@@ -1,0 +1,83 @@
+/// What a node off the network does to get back on, and when. Pure: time is
+/// passed in.
+///
+/// toxcore asks its bootstrap nodes once, at the start; when every DHT peer it
+/// knew has timed out (a network blackout, a laptop that slept, a bootstrap
+/// node that stopped for a while) it waits to be found, which on a small
+/// network may be never. So the node asks its bootstrap nodes again 10 s after
+/// it lost the network (or after it started, if it never joined), then at
+/// doubling intervals up to every 5 minutes.
+///
+/// That is not always enough. On a small private network whose peers come and
+/// go (a bot called by a new process each time, each with a new DHT key and
+/// port), toxcore's onion keeps building its paths from the dead peers it
+/// learned: it stops counting itself announced, and new callers cannot find it
+/// (seen after 15 to 40 such calls; asking the bootstrap nodes again did not
+/// bring it back in 15 minutes). A fresh toxcore instance from the saved state
+/// (the same identity and friends; new DHT key, ports and peer lists) is back
+/// on within seconds. So a node still off the network 20 s after it lost it
+/// (or started; one re-bootstrap later) starts toxcore afresh, and again at
+/// doubling intervals up to every 10 minutes while it stays off.
+struct OfflineRecovery: Sendable {
+    /// A step to take now.
+    enum Step: Equatable, Sendable {
+        case rebootstrap
+        case restart
+    }
+
+    static let firstRebootstrap = Duration.seconds(10)
+    static let longestRebootstrap = Duration.seconds(300)
+    static let firstRestart = Duration.seconds(20)
+    static let longestRestart = Duration.seconds(600)
+
+    private var nextRebootstrap: ContinuousClock.Instant?
+    private var rebootstrapDelay = Self.firstRebootstrap
+    private var nextRestart: ContinuousClock.Instant?
+    private var restartDelay = Self.firstRestart
+    /// Since when the node has been off the network (nil while on it).
+    private(set) var offlineSince: ContinuousClock.Instant?
+
+    /// Starts off the network, as a node does.
+    init(startedAt now: ContinuousClock.Instant) { connectionChanged(connected: false, now: now) }
+
+    /// What toxcore said of our own connection.
+    mutating func connectionChanged(connected: Bool, now: ContinuousClock.Instant) {
+        rebootstrapDelay = Self.firstRebootstrap
+        if connected {
+            (nextRebootstrap, nextRestart, offlineSince) = (nil, nil, nil)
+            restartDelay = Self.firstRestart
+        } else {
+            if offlineSince == nil { offlineSince = now }
+            nextRebootstrap = now + Self.firstRebootstrap
+            nextRestart = nextRestart ?? now + restartDelay
+        }
+    }
+
+    /// toxcore was started afresh: it bootstraps at once, asks again on the
+    /// usual schedule, and is restarted again later if it stays off.
+    mutating func restarted(now: ContinuousClock.Instant) {
+        restartDelay = min(restartDelay * 2, Self.longestRestart)
+        nextRestart = now + restartDelay
+        rebootstrapDelay = Self.firstRebootstrap
+        nextRebootstrap = now + Self.firstRebootstrap
+    }
+
+    /// The step due now, if any; its next time is set further off.
+    mutating func due(now: ContinuousClock.Instant) -> Step? {
+        if let nextRestart, now >= nextRestart { return .restart }
+        guard let nextRebootstrap, now >= nextRebootstrap else { return nil }
+        rebootstrapDelay = min(rebootstrapDelay * 2, Self.longestRebootstrap)
+        self.nextRebootstrap = now + rebootstrapDelay
+        return .rebootstrap
+    }
+
+    /// When the next step is (nil while connected), for tests and logs.
+    var nextStep: ContinuousClock.Instant? {
+        switch (nextRebootstrap, nextRestart) {
+        case (let a?, let b?): min(a, b)
+        case (let a?, nil): a
+        case (nil, let b?): b
+        case (nil, nil): nil
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+@testable import CarrierNode
+
+/// A node off the network asks its bootstrap nodes again (10 s after it lost
+/// the network or started, then at doubling intervals up to 5 minutes), and
+/// starts toxcore afresh 20 s in (then at doubling intervals up to 10
+/// minutes); never while connected.
+@Suite struct OfflineRecoveryTests {
+    let start = ContinuousClock.now
+
+    /// Every step due in the first `seconds`, taking each as it comes.
+    func steps(_ recovery: inout OfflineRecovery, upTo seconds: Int, from offset: Int = 0) -> [(
+        Int, OfflineRecovery.Step
+    )] {
+        var taken: [(Int, OfflineRecovery.Step)] = []
+        for second in offset...seconds {
+            let now = start + .seconds(second)
+            while let step = recovery.due(now: now) {
+                taken.append((second, step))
+                if step == .restart { recovery.restarted(now: now) }
+            }
+        }
+        return taken
+    }
+
+    @Test func aNodeThatStaysOffAsksAgainThenStartsAfresh() {
+        var recovery = OfflineRecovery(startedAt: start)
+        let taken = steps(&recovery, upTo: 1000)
+        let restarts = taken.filter { $0.1 == .restart }.map(\.0)
+        let rebootstraps = taken.filter { $0.1 == .rebootstrap }.map(\.0)
+        #expect(restarts == [20, 60, 140, 300, 620])  // +40, +80, +160, +320, then every 600
+        // Asked again 10 s after the start and after each restart, doubling from there.
+        #expect(Array(rebootstraps.prefix(5)) == [10, 30, 50, 70, 90])
+        #expect([150, 310, 630].allSatisfy(rebootstraps.contains))
+    }
+
+    @Test func connectedNothingIsDueAndLosingTheNetworkStartsOver() {
+        var recovery = OfflineRecovery(startedAt: start)
+        #expect(recovery.due(now: start + .seconds(10)) == .rebootstrap)
+        recovery.connectionChanged(connected: true, now: start + .seconds(12))
+        #expect(recovery.nextStep == nil && recovery.offlineSince == nil)
+        #expect(recovery.due(now: start + .seconds(5000)) == nil)
+        recovery.connectionChanged(connected: false, now: start + .seconds(6000))
+        #expect(recovery.offlineSince == start + .seconds(6000))
+        #expect(recovery.due(now: start + .seconds(6009)) == nil)
+        #expect(recovery.due(now: start + .seconds(6010)) == .rebootstrap)
+        // A second loss while off does not push the restart back.
+        recovery.connectionChanged(connected: false, now: start + .seconds(6015))
+        #expect(recovery.offlineSince == start + .seconds(6000))
+        #expect(recovery.due(now: start + .seconds(6019)) == nil)
+        #expect(recovery.due(now: start + .seconds(6020)) == .restart)
+        recovery.restarted(now: start + .seconds(6020))
+        #expect(recovery.due(now: start + .seconds(6029)) == nil)
+        #expect(recovery.due(now: start + .seconds(6030)) == .rebootstrap)
+        #expect(recovery.due(now: start + .seconds(6060)) == .restart)
+    }
+
+    /// The stretches off the network, as `reachability()` reports them.
+    @Test func offlineStretchesAreCountedAfterTheNodeJoined() {
+        var record = OfflineRecord(since: start)
+        #expect(record.connectionChanged(connected: true, now: start + .seconds(8)) == nil)  // joining is no stretch
+        #expect(record.connectionChanged(connected: false, now: start + .seconds(100)) == nil)
+        #expect(record.currentSeconds(now: start + .seconds(130)) == 30)
+        #expect(record.connectionChanged(connected: true, now: start + .milliseconds(172_500)) == 72.5)
+        _ = record.connectionChanged(connected: false, now: start + .seconds(200))
+        let report = record.report(now: start + .seconds(210), online: false, rebootstraps: 3, restarts: 1)
+        #expect(report.timesOffline == 2 && report.offlineSeconds == 10)
+        #expect(report.longestOfflineSeconds == 72.5 && report.totalOfflineSeconds == 82.5)
+        #expect(report.rebootstraps == 3 && report.restarts == 1 && report.lastOffline != nil)
+    }
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""An answering bot must stay reachable while callers come and go, each a new
+process (as phones and scripts are): a new port and a new DHT key every call.
+
+One bootstrap node and one bot (`carrier listen --accept-friends --answer
+--record DIR --receive-dir DIR`); one caller identity that befriends it once,
+then places CALLS calls, each `carrier call BOT --audio … --duration 3` run
+from scratch (every third with --send-file of 200 kB), 1.5 s apart; a caller
+waits up to 120 s for the bot (toxcore finds a friend in 8-40 s, longer just
+after the bot started toxcore afresh), and the longest wait is reported. Every
+call must connect; the bot's status (control socket) is read after every
+call: whether it is online, how long it was off, its re-bootstraps and
+restarts, its threads, descriptors and heap. Prints a line per call and a
+summary; exit 1 if a call failed or the bot's threads, descriptors or heap
+(by more than LIMIT_KB) did not come back.
+
+With CALLERS above 1, that many caller identities (each befriended once)
+call at the same time, each as described: more peers come and go per minute,
+and the CALLS go by sooner.
+
+Usage: soak_callers.py CARRIER_BINARY
+Environment: CALLS (200), CALLERS (1), LIMIT_KB (2048), MINUTES (0: no time
+limit; with MINUTES the calls go on until that much time has passed, CALLS
+ignored).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from bench_calls import Lines, stop_all  # noqa: E402
+from labservices import control_status  # noqa: E402
+
+CARRIER = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/release/carrier"))
+CALLS = int(os.environ.get("CALLS", "200"))
+CALLERS = int(os.environ.get("CALLERS", "1"))
+MINUTES = float(os.environ.get("MINUTES", "0"))
+LIMIT_KB = int(os.environ.get("LIMIT_KB", "2048"))
+WARM_UP = 10
+LOCAL = ["--loopback"]
+ICE = ["--host-ip", "127.0.0.1"]
+
+
+def run(*args, timeout=180):
+    return subprocess.run([CARRIER, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="carrier-soak-callers-")
+    node = listener = None
+    try:
+        node = Lines([CARRIER, "node", "--json"])
+        line, _ = node.wait(lambda text: "bootstrap" in text, 30)
+        common = ["--bootstrap", json.loads(line)["bootstrap"], *LOCAL]
+        bot = os.path.join(work, "bot")
+        callers = [os.path.join(work, f"caller{number}") for number in range(CALLERS)]
+        tone = os.path.join(ROOT, "media", "tone-440-660.wav")
+        payload = os.path.join(work, "payload.bin")
+        with open(payload, "wb") as out:
+            out.write(os.urandom(200_000))
+        info = json.loads(run("id", "--json", "--data", bot).stdout.strip().splitlines()[-1])
+        listener = Lines([CARRIER, "listen", "--accept-friends", "--answer", "--record", os.path.join(work, "rec"),
+                          "--receive-dir", os.path.join(work, "in"), *ICE, "--json", "--data", bot, *common])
+        for caller in callers:
+            befriend = run("friend", "add", info["address"], "--wait", "120", "--json", "--data", caller, *common)
+            if befriend.returncode != 0:
+                print(f"befriending failed: {befriend.stderr[-400:]}", file=sys.stderr)
+                return 1
+        socket_path = os.path.join(bot, "carrier.sock")
+        state = {"index": 0, "failures": 0, "baseline": None}
+        lock = threading.Lock()
+        started = time.monotonic()
+
+        def more():
+            with lock:
+                if (time.monotonic() - started >= MINUTES * 60) if MINUTES else state["index"] >= CALLS:
+                    return None
+                index = state["index"]
+                state["index"] += 1
+                if index == WARM_UP:
+                    state["baseline"] = control_status(socket_path)["process"]
+                return index
+
+        def calling(caller):
+            while (index := more()) is not None:
+                extra = ["--send-file", payload] if index % 3 == 2 else []
+                began = time.monotonic()
+                call = run("call", info["userId"], "--audio", tone, "--duration", "3", "--wait", "120", *ICE,
+                           "--json", "--data", caller, *common, *extra)
+                lines = [text for text in call.stdout.splitlines() if text.startswith("{")]
+                summary = json.loads(lines[-1]) if lines else {}
+                status = control_status(socket_path)
+                ok = call.returncode == 0 and summary.get("connected")
+                node_state = status.get("node", {})
+                seconds = round(time.monotonic() - began, 1)
+                result = {"call": index, "ok": bool(ok), "seconds": seconds,
+                          "setupMs": summary.get("setupMs"), "botOnline": status.get("online"),
+                          "botOffline": node_state.get("offlineSeconds"),
+                          "rebootstraps": node_state.get("rebootstraps"), "restarts": node_state.get("restarts"),
+                          "fds": status["process"]["fds"], "heapKB": status["process"]["heapKB"]}
+                if not ok:
+                    result["error"] = (summary.get("error") or call.stderr.strip())[-200:]
+                with lock:
+                    state["failures"] += not ok
+                    state["longest"] = max(state.get("longest", 0), seconds)
+                    print(json.dumps(result), flush=True)
+                time.sleep(1.5)  # the pattern under test: a new caller process 1.5 s after the last ended
+
+        threads = [threading.Thread(target=calling, args=(caller,)) for caller in callers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        index, failures, baseline = state["index"], state["failures"], state["baseline"]
+        end = control_status(socket_path)
+        baseline = baseline or end["process"]
+        growth = end["process"]["heapKB"] - baseline["heapKB"]
+        print(f"\nA bot after {index} calls from {CALLERS} caller(s), each call a new process, "
+              f"{round((time.monotonic() - started) / 60, 1)} min: {index - failures} connected, {failures} failed "
+              f"(the longest call, waiting for the bot included, {state.get('longest', 0)} s); "
+              f"online at the end: {end.get('online')}; node: {json.dumps(end.get('node', {}))}")
+        print(f"  threads {baseline['threads']} -> {end['process']['threads']}, descriptors {baseline['fds']} -> "
+              f"{end['process']['fds']}, heap in use {baseline['heapKB']} -> {end['process']['heapKB']} kB "
+              f"({growth:+d} kB), resident {baseline['rssKB']} -> {end['process']['rssKB']} kB")
+        ok = failures == 0 and end["process"]["threads"] <= baseline["threads"] + 2 \
+            and end["process"]["fds"] <= baseline["fds"] + 2 and growth <= LIMIT_KB
+        print("  ok" if ok else "  NOT OK")
+        return 0 if ok else 1
+    finally:
+        stop_all(listener, node)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
