@@ -121,7 +121,7 @@ def main():
                 done = subprocess.run(args + extra, capture_output=True, text=True, timeout=180)
                 if done.returncode != 0:
                     kind = "failed"
-                    print(f"call {index}: {done.stderr[-300:]}", file=sys.stderr)
+                    print(f"call {index}: {done.stderr[-300:]} {done.stdout[-600:]}", file=sys.stderr)
             outcomes[kind] += 1
             if index % 25 == 0:
                 print(f"  {index} calls, {time.monotonic() - started:.0f} s, bot {figures(bot_socket)}", file=sys.stderr)

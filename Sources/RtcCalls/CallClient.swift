@@ -345,6 +345,14 @@ public actor CallClient {
             return
         }
         guard finished[id] == nil else { return }  // an old offer replayed
+        // A renegotiation (an ICE restart, most often) of a call this client
+        // never had: the call of a process of ours that is gone (killed, say),
+        // whose signals the peer's node sent again when our link came back.
+        // Not a new call: it rings nowhere, and it is no glare with ours.
+        if Self.isRenegotiation(sdp) {
+            try? await provider.send(RtcSignal(type: .bye, reason: .unknown, callId: signal.callId), to: peer)
+            return
+        }
         // Both called at once: the call with the greater id goes on, on both sides.
         // Ours wins: the peer drops its own call when our offer reaches it (here in
         // `route`, or in `makeCall` if ours arrived before it placed its call); the bye
@@ -367,6 +375,19 @@ public actor CallClient {
         }
         await session.start(outputs)
         for early in early.removeValue(forKey: id) ?? [] { session.post(.remote(early)) }
+    }
+
+    /// Whether an offer renegotiates a call rather than opening one. Only our
+    /// own stack's offers tell (origin user `carrier-rtc`, whose session
+    /// version is 1 in a call's first offer and grows with every description
+    /// after, RFC 3264 §8); any other offer counts as a new call.
+    static func isRenegotiation(_ sdp: String) -> Bool {
+        guard let origin = sdp.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("o=") }) else {
+            return false
+        }
+        let fields = origin.dropFirst(2).split(separator: " ")
+        guard fields.count >= 3, fields[0] == "carrier-rtc", let version = UInt64(fields[2]) else { return false }
+        return version > 1
     }
 
     /// A bye for a ringing call while a call with the same peer and a greater id
