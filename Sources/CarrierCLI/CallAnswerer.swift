@@ -46,7 +46,7 @@ final class CallAnswerer: Sendable {
                         ]
                         var line = "call \(call.id) \(call.state.rawValue)"
                         if call.state == .connected, let path = try? await client.peerStats(call.id).path {
-                            event["path"] = path.json
+                            event["icePath"] = path.json
                             line += " (\(path))"
                         }
                         output.result(line, event)
@@ -72,7 +72,7 @@ final class CallAnswerer: Sendable {
                                 "seconds": rounded(call.duration), "received": received.map(\.json),
                                 "recordings": received.flatMap(\.recordings),
                                 "steps": CallSteps.json(call, received: received),
-                            ].merging(stats?.path.map { ["path": $0.json] } ?? [:]) { $1 })
+                            ].merging(stats?.path.map { ["icePath": $0.json] } ?? [:]) { $1 })
                     case .badSignal(let from, let error):
                         output.log("dropped a bad signal from \(from): \(error)")
                     case .fileProgress, .dataChannel:

@@ -45,7 +45,8 @@ struct CallCommand: Command {
 
         With --json the last line is a JSON summary: callId, setupMs, steps (the setup
         step by step: offer and answer, ICE, DTLS, first packet and first decoded frame
-        of each kind, in ms after the dial), connected, media {sent, received} per
+        of each kind, in ms after the dial), icePath (the ICE pair in use at the end:
+        each end's type, transport and address), connected, media {sent, received} per
         track, bytes, MBps, sha256Match, recordings, endReason.
         Exit 0 only if the call connected and every requested transfer completed.
         """

@@ -46,7 +46,7 @@ struct CallRun {
             ]
             if let setupMs { object["setupMs"] = rounded(setupMs) }
             if !steps.isEmpty { object["steps"] = steps }
-            if let path { object["path"] = path.json }
+            if let path { object["icePath"] = path.json }
             if let endReason { object["endReason"] = endReason.rawValue }
             if let endDetail { object["endDetail"] = endDetail }
             object["outages"] = outages

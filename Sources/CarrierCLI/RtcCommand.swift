@@ -57,7 +57,9 @@ struct RtcCommand: Command {
         sctpPacketSize (when both ends are carrier on one machine and a probe let SCTP use
         larger packets than its 1200-byte default),
         announcedBytes and incomplete (a received file cut short), outages and longestOutage
-        (connection losses recovered by ICE restarts), selectedPair {local, remote}, and with
+        (connection losses recovered by ICE restarts), selectedPair {local, remote}, icePath
+        (the pair as {local, remote: {type, transport, address, port}, direct, turnTransport},
+        when connected and at the end), steps (ms after the start), and with
         media: media {sent: [...], received: [...]} (per track: kind, mid, packets,
         bytes, frames, lost, nacks, plis, seconds, …) and recordings (file paths).
         Exit 0 if the connection came up and every requested transfer completed.

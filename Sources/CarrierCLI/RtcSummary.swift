@@ -48,7 +48,7 @@ struct RtcSummary {
         if let selectedPair {
             object["selectedPair"] = ["local": selectedPair.local, "remote": selectedPair.remote]
         }
-        if let path { object["path"] = path.json }
+        if let path { object["icePath"] = path.json }
         if !steps.isEmpty { object["steps"] = steps }
         if !sent.isEmpty || !received.isEmpty {
             object["media"] =

@@ -125,11 +125,11 @@ def call(caller, callee, case, file):
     webm = os.path.join(callee.data, f"calls-{summary.get('callId', '')}.webm")
     recorded = recording_ok(webm) if os.path.exists(webm) else any(recording_ok(p) for p in recordings)
     steps = summary.get("steps") or {}
-    path = summary.get("path")
+    path = summary.get("icePath")
     ok = bool(summary.get("connected") and summary.get("sha256Match") and recorded)
     return {"case": case, "caller": caller.name, "ok": ok, "connected": summary.get("connected"),
             "fileOk": summary.get("sha256Match"), "recorded": recorded, "MBps": summary.get("MBps"),
-            "path": lab_rtc.path_types({"path": path}) if path else None,
+            "path": lab_rtc.path_types(summary) if path else None,
             "iceAfterAnswerMs": lab_rtc.after_answer(summary),
             "steps": {k: v for k, v in steps.items() if k != "startUnixMs"},
             "seconds": round(time.monotonic() - started, 1),
@@ -185,8 +185,8 @@ def fault_call(lab, alice, bob, name, inject, undo):
     ok = summary.get("endReason") == "hangUp" and audio_seconds >= FAULT_CALL_SECONDS - 14
     return {"fault": name, "ok": ok, "endReason": summary.get("endReason"), "outages": summary.get("outages"),
             "longestOutage": summary.get("longestOutage"), "audioSecondsAtCallee": audio_seconds,
-            "videoFramesAtCallee": video_frames, "path": lab_rtc.path_types({"path": summary.get("path")})
-            if summary.get("path") else None, "seconds": round(time.monotonic() - started, 1),
+            "videoFramesAtCallee": video_frames, "path": lab_rtc.path_types(summary)
+            if summary.get("icePath") else None, "seconds": round(time.monotonic() - started, 1),
             "error": error or (None if ok else summary.get("error") or summary.get("endDetail"))}
 
 

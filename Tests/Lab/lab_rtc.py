@@ -82,7 +82,7 @@ def after_answer(summary):
 
 
 def path_types(summary):
-    path = summary.get("path")
+    path = summary.get("icePath")
     if not path:
         return None
     turn = f" (TURN/{path['turnTransport']})" if path.get("turnTransport") else ""
