@@ -9,7 +9,8 @@ setup:
 build: setup
 	$(SWIFT) build
 
-# Every test, in separate runs so the timing-sensitive suites do not share the
+# First, that every import of a module of this package is declared in
+# Package.swift (scripts/check_imports.py). Then every test, in separate runs so the timing-sensitive suites do not share the
 # two cores with the heavy ones: pure and single-layer tests (with the fuzz
 # corpus replayed through every parser); SCTP (usrsctp is process-wide); peer
 # connections, real-time media and call clients in one process (with network
@@ -26,6 +27,7 @@ build: setup
 # toxcore; about seven minutes); then the fuzzers, built with libFuzzer and AddressSanitizer, over
 # their seed corpus (fuzz-smoke, about a minute).
 test: setup
+	python3 scripts/check_imports.py
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip NodeNetworkTests --skip CLITests --skip SamplesTests --skip InteropTests --skip RtcSCTPTests --skip RtcPeerTests --skip MediaCallTests --skip CallClientTests --skip CallRecoveryTests --skip HangUpStressTests --skip CallResourceTests --skip ContainerMediaTests --skip LiveMediaTests --skip CarrierSessionsTests
 	$(SWIFT) test --filter RtcSCTPTests

@@ -108,7 +108,7 @@ let package = Package(
             swiftSettings: strict),
         // Calls: RtcSignal, signaling providers, the call state machine and client.
         .target(
-            name: "RtcCalls", dependencies: ["RtcPeer", "RtcMedia", "RtcFileTransfer", "AsyncExtras"],
+            name: "RtcCalls", dependencies: ["RtcPeer", "RtcSCTP", "RtcMedia", "RtcFileTransfer", "AsyncExtras"],
             swiftSettings: strict),
         // Sessions with friends: streams, channels and TCP port forwarding as data channels.
         .target(
@@ -116,16 +116,17 @@ let package = Package(
             swiftSettings: strict),
         // The one place calls and sessions meet the node: signals as invites to `friend:carrier` / `friend:session`.
         .target(
-            name: "CarrierSignaling", dependencies: ["CarrierNode", "RtcCalls", "CarrierSessions", "CarrierLog"],
+            name: "CarrierSignaling",
+            dependencies: ["CarrierNode", "RtcCalls", "RtcPeer", "CarrierSessions", "CarrierLog"],
             swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(
             name: "CarrierCLI",
             dependencies: [
-                "CarrierNode", "ExpressServer", "RtcPeer", "RtcMedia", "RtcFileTransfer", "RtcCalls",
-                "CarrierSessions", "CarrierSignaling",
-                "AsyncExtras", "CShim",
+                "CarrierNode", "ExpressServer", "RtcPeer", "RtcSCTP", "RtcCodecs", "RtcMediaFiles", "RtcMedia",
+                "RtcFileTransfer", "RtcCalls", "CarrierSessions", "CarrierSignaling", "CarrierLog", "AsyncExtras",
+                "CShim",
             ],
             swiftSettings: strict),
 
@@ -246,7 +247,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RtcPeerTests",
-            dependencies: ["TestSupport", "RtcPeer"],
+            dependencies: ["TestSupport", "RtcPeer", "RtcSDP", "RtcRTP", "RtcDTLS", "RtcSCTP"],
             swiftSettings: strict),
         .testTarget(
             name: "RtcCodecsTests",
@@ -254,7 +255,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RtcContainersTests",
-            dependencies: ["TestSupport", "RtcContainers", "RtcMediaFiles"],
+            dependencies: ["TestSupport", "RtcContainers", "RtcMediaFiles", "RtcCodecs"],
             swiftSettings: strict),
         .testTarget(
             name: "RtcMediaFilesTests",
@@ -271,7 +272,8 @@ let package = Package(
         .testTarget(
             name: "RtcCallsTests",
             dependencies: [
-                "TestSupport", "RtcCalls", "RtcPeer", "RtcMedia", "RtcMediaFiles", "RtcFileTransfer", "CShim",
+                "TestSupport", "RtcCalls", "RtcPeer", "RtcMedia", "RtcMediaFiles", "RtcCodecs", "RtcFileTransfer",
+                "CShim",
             ],
             swiftSettings: strict),
         .testTarget(
@@ -280,7 +282,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["TestSupport", "RtcPeer", "RtcMediaFiles", "ExpressServer", "CarrierNode"],
+            dependencies: ["TestSupport", "RtcPeer", "RtcSCTP", "RtcMediaFiles", "ExpressServer", "CarrierNode"],
             swiftSettings: strict),
         .testTarget(
             name: "SamplesTests",
@@ -291,7 +293,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["TestSupport", "CarrierCLI"],
+            dependencies: ["TestSupport", "CarrierCLI", "RtcMediaFiles"],
             swiftSettings: strict),
     ]
 )
