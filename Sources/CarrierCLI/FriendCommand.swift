@@ -13,7 +13,9 @@ struct FriendCommand: Command {
                carrier friend label USERID TEXT
 
         add     sends a friend request and waits until the friend accepts and is
-                connected (exit 0), or until --wait runs out (default 120 s, exit 1)
+                connected (exit 0), or until --wait runs out (default 120 s, exit 1;
+                with an Express node the request also waits there for an address
+                that is offline: then "stored offline", exit 0)
         list    prints the friend list from the data directory (no network needed)
         remove  removes a friend locally
         label   sets a local name for a friend
@@ -40,8 +42,16 @@ struct FriendCommand: Command {
                 global.output.log(
                     "friend request sent to \(friend.userId); waiting up to \(wait) for it to be accepted")
                 guard await node.waitUntilConnected(to: friend.userId, timeout: wait) else {
-                    global.output.log("error: \(friend.userId) did not connect within \(wait)")
-                    return 1
+                    guard !node.options.expressNodes.isEmpty else {
+                        global.output.log("error: \(friend.userId) did not connect within \(wait)")
+                        return 1
+                    }
+                    // The request was left on Express as well (Carrier.addFriend): it waits there.
+                    global.output.result(
+                        "stored offline: \(friend.userId) did not connect within \(wait); the request waits on "
+                            + "Express and reaches it when it comes online",
+                        ["userId": friend.userId.description, "connected": false, "request": "offline"])
+                    return 0
                 }
                 let elapsed = ContinuousClock.now - started
                 global.output.result(
@@ -100,12 +110,19 @@ struct MessageCommand: Command {
     static let summary = "send a message to a friend and wait for its receipt"
     static let help = """
         Usage: carrier message USERID[:EXTENSION] TEXT [--wait-receipt SECONDS]
+                                                       [--offline-after SECONDS]
 
         Goes online, waits for the friend to connect, sends TEXT and waits for the
-        delivery receipt. Exit 0 on a delivered receipt, 1 otherwise (offline friend,
-        error receipt, or nothing within --wait-receipt, default 60 s).
+        delivery receipt: "delivered", exit 0.
+
+        With an Express node (--express, or the config file), a friend who has not
+        connected --offline-after seconds (default 5) after this node joined gets
+        the message sealed on Express: "stored offline" ({"receipt":"offline"}),
+        exit 0; the message is in the friend's mailbox and arrives when it comes
+        online. Without one, the command waits up to --wait-receipt (default 60 s)
+        for the friend and fails if it does not come. Exit 1 on an error receipt.
         """
-    static let valued: Set<String> = ["--wait-receipt"]
+    static let valued: Set<String> = ["--wait-receipt", "--offline-after"]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
         let values = try arguments.positionals(2...2, usage: "carrier message USERID TEXT [--wait-receipt SECONDS]")
@@ -113,25 +130,37 @@ struct MessageCommand: Command {
         let friendText = String(target.split(separator: ":", maxSplits: 1).first ?? "")
         guard let friend = UserId(friendText) else { throw CarrierError.invalidUserId(friendText) }
         let wait = try arguments.seconds("--wait-receipt", default: 60)
+        let grace = try arguments.seconds("--offline-after", default: 5)
         var options = global.nodeOptions()
         options.receiptTimeout = wait
         return try await global.withOnlineNode(options) { node in
             guard await node.isFriend(friend) else { throw CarrierError.notFriend(friend.description) }
             let started = ContinuousClock.now
-            guard await node.waitUntilConnected(to: friend, timeout: wait) else {
-                global.output.log("error: \(friend) did not come online within \(wait)")
+            let express = !node.options.expressNodes.isEmpty
+            if express {
+                // Joined (or not: Express needs no toxcore), then a short grace for the friend.
+                _ = await node.waitUntilReady(timeout: wait)
+                _ = await node.waitUntilConnected(to: friend, timeout: grace)
+            } else if !(await node.waitUntilConnected(to: friend, timeout: wait)) {
+                global.output.log(
+                    "error: \(friend) did not come online within \(wait) (with an Express node, --express, "
+                        + "the message would wait for it there)")
                 return 1
             }
             let sent = ContinuousClock.now
             let state = try await node.deliverMessage(Array(values[1].utf8), to: target)
             let ms = rounded((ContinuousClock.now - sent).milliseconds)
             switch state {
-            case .delivered, .offline:
-                let word = state == .delivered ? "delivered" : "stored offline"
+            case .delivered:
                 global.output.result(
-                    "\(word) in \(ms) ms (friend connected after \(rounded((sent - started).milliseconds)) ms)",
-                    ["receipt": word, "ms": ms])
-                return state == .delivered ? 0 : 1
+                    "delivered in \(ms) ms (friend connected after \(rounded((sent - started).milliseconds)) ms)",
+                    ["receipt": "delivered", "ms": ms])
+                return 0
+            case .offline:
+                global.output.result(
+                    "stored offline in \(ms) ms: \(friend) gets it from Express when it comes online",
+                    ["receipt": "offline", "ms": ms])
+                return 0
             case .error(let why):
                 global.output.log("error: not delivered: \(why)")
                 global.output.result("not delivered: \(why)", ["receipt": "error", "reason": why])

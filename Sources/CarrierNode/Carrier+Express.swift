@@ -182,11 +182,14 @@ extension Carrier {
 
     /// TURN credentials from the first Express node that issues them; kept
     /// and reused until a quarter of their lifetime is left.
+    /// An Express node that issues no TURN credentials (it answered 404) is
+    /// not asked again for 10 minutes: `.unavailable`, at once.
     public func turnServerInfo() async throws(CarrierError) -> TurnServerInfo {
         let now = Int64(Date().timeIntervalSince1970)
         if let cached = turnCache, cached.fetched + (cached.info.expires - cached.fetched) * 3 / 4 > now {
             return cached.info
         }
+        if let noTurnUntil, now < noTurnUntil { throw .unavailable(Self.noTurn) }
         guard let client = expressClient else {
             throw .invalidArgument(
                 "no Express node is configured (--express HOST:PORT:KEY) to ask for TURN credentials")
@@ -195,10 +198,15 @@ extension Carrier {
             let info = try await client.turnServer()
             turnCache = (info, now)
             return info
+        } catch  where error.status == 404 {
+            noTurnUntil = now + 600
+            throw .unavailable(Self.noTurn)
         } catch {
             throw .timedOut("no TURN credentials from Express: \(error)")
         }
     }
+
+    static let noTurn = "the Express node issues no TURN credentials (carrier express --turn-secret … --turn-url …)"
 
     /// Whether the node knows Express nodes (offline delivery, TURN).
     public var hasExpress: Bool { !options.expressNodes.isEmpty }

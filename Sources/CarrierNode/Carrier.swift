@@ -91,6 +91,8 @@ public actor Carrier {
     var pullAgain = false
     var nextPull: ContinuousClock.Instant?
     var turnCache: (info: TurnServerInfo, fetched: Int64)?
+    /// Until when (Unix s) not to ask Express for TURN again: it has none.
+    var noTurnUntil: Int64?
     var deposits: [Task<Void, Never>] = []
 
     struct FriendState {

@@ -14,6 +14,8 @@ public enum CarrierError: Error, Equatable, Sendable, CustomStringConvertible {
     case queueFull(String)
     case notRunning
     case timedOut(String)
+    /// A service said it does not offer what was asked (an Express node without TURN).
+    case unavailable(String)
     case storage(String)
     case tox(function: String, code: Int)
 
@@ -34,6 +36,7 @@ public enum CarrierError: Error, Equatable, Sendable, CustomStringConvertible {
         case .queueFull(let id): "the send queue to \(id) is full; wait for receipts before sending more"
         case .notRunning: "the node is not running"
         case .timedOut(let what): "timed out: \(what)"
+        case .unavailable(let what): what
         case .storage(let why): "data directory: \(why)"
         case .tox(let function, let code): "toxcore \(function) failed with error \(code)"
         }

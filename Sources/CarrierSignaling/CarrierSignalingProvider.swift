@@ -2,6 +2,7 @@ import CarrierLog
 import CarrierNode
 import RtcCalls
 import RtcPeer
+import Synchronization
 
 /// Call signals over the Carrier node, as the reference peers carry them
 /// (carrier wire notes §7.1): each signal is an invite to `friend:carrier`
@@ -76,13 +77,22 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
 
     private static let log = Logger("calls")
 
-    /// TURN from Express; a call goes on without it (said in the log).
+    /// TURN from Express; a call goes on without it (said in the log, once
+    /// per process and reason: every call asks).
     private static func turn(_ carrier: Carrier) async -> TurnServerInfo? {
         do { return try await carrier.turnServerInfo() } catch {
-            log.warning("no TURN server for calls: \(error)")
+            let first = said.withLock { $0.insert(error.description).inserted }
+            guard first else { return nil }
+            if case .unavailable = error {
+                log.info("calls go without TURN: \(error)")
+            } else {
+                log.warning("calls go without TURN for now: \(error)")
+            }
             return nil
         }
     }
+
+    private static let said = Mutex<Set<String>>([])
 
     /// The servers given at init, and the TURN server the node's Express
     /// nodes hand out, with fresh credentials, and the STUN servers they name.

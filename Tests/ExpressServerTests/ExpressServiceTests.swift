@@ -215,6 +215,21 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         #expect(
             TurnIssuer.password(secret: "Jefe", username: "what do ya want for nothing?")
                 == "7/zfauXrL6LSdBbV8YTfnCWafHk=")
+        #expect(info.stunUrls == nil)  // none configured: not said
+    }
+
+    /// STUN URLs go out beside the TURN credentials when the node has them.
+    @Test func stunUrlsComeWithTheTurnCredentials() throws {
+        var configuration = ExpressService.Configuration()
+        configuration.turn = TurnIssuer(
+            urls: ["turn:turn.lab.test:3478"], secret: "s3cret", stunUrls: ["stun:stun.lab.test:3478"])
+        let service = try ExpressService(configuration: configuration)
+        let answer = service.handle(alice.request("POST", "/v1/turn", to: service))
+        let info = try JSONDecoder().decode(TurnServerInfo.self, from: Data(answer.body))
+        #expect(info.stunUrls == ["stun:stun.lab.test:3478"])
+        // An answer from an older node, without the field, still decodes.
+        let old = #"{"urls":["turn:a:1"],"username":"1:u","credential":"c","expires":1}"#
+        #expect(try JSONDecoder().decode(TurnServerInfo.self, from: Data(old.utf8)).stunUrls == nil)
     }
 }
 

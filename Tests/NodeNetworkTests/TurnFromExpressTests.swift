@@ -24,6 +24,25 @@ import Testing
         return client
     }
 
+    /// An Express node without TURN says so, and is not asked again for a
+    /// while (every call asks: the demo said it four times).
+    @Test func anExpressNodeWithoutTurnIsAskedOnce() async throws {
+        let express = try ExpressEndpoint(configuration: ExpressService.Configuration())
+        var options = CarrierOptions()
+        options.loopbackOnly = true
+        options.expressNodes = [express.entry]
+        let node = try Carrier(options: options)
+        func unavailable(_ error: any Error) -> Bool {
+            if case .unavailable(let why)? = error as? CarrierError { return why.contains("no TURN") }
+            return false
+        }
+        await #expect(performing: { try await node.turnServerInfo() }, throws: unavailable)
+        express.stop()
+        // The answer stands without asking: a stopped node would be "unreachable".
+        await #expect(performing: { try await node.turnServerInfo() }, throws: unavailable)
+        await node.stop()
+    }
+
     @Test func aCallForcedToRelayConnectsWithCredentialsFromExpress() async throws {
         let net = try await TestNetwork.shared()
         let coturn = try await CoturnServer()
