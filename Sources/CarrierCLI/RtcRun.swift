@@ -69,15 +69,15 @@ actor RtcRun {
                     return true
                 }
             }
-            await finish(nil)
+            finish(nil)
         }
         let timeoutTask = Task {
             try? await Task.sleep(for: plan.timeout)
-            await finish("timed out after \(plan.timeout)")
+            finish("timed out after \(plan.timeout)")
         }
         let interruptTask = Task {
             await Termination.wait()
-            await finish("interrupted")
+            finish("interrupted")
         }
         let statsTask = Task {
             while !Task.isCancelled {

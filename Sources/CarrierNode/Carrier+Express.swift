@@ -65,7 +65,7 @@ extension Carrier {
             Task {
                 let state = await self.depositOffline(payload.data, extension: payload.ext, to: pending.to)
                 // Only an Express receipt replaces the wait; a failure leaves the direct path its deadline.
-                if state == .offline { await self.finishReceipt(id, .offline) }
+                if state == .offline { self.finishReceipt(id, .offline) }
             }
         }
     }

@@ -215,13 +215,15 @@ public struct SealedMessage: Equatable, Sendable {
         guard plain.count >= 2 + headerSize, let reader = try? WireReader(plain[2..<2 + headerSize]),
             reader.type == 50 || reader.type == 51,
             let id = reader.bytes(.transferId), id.count == idSize,
-            let timestamp: UInt64 = try? reader.requireInteger(.timestamp),
-            let ext: String?? = try? WirePacket.extensionName(reader)
+            let timestamp: UInt64 = try? reader.requireInteger(.timestamp)
         else { return nil }
+        // Absent is nil; present but malformed refuses the whole message.
+        let ext: String?
+        do { ext = try WirePacket.extensionName(reader) } catch { return nil }
         let data = plain[(2 + headerSize)...]
         let nospam: UInt32? = try? reader.integer(.nospam)
         return SealedMessage(
-            kind: reader.type == 50 ? .message : .friendRequest, id: Array(id), timestamp: timestamp, ext: ext ?? nil,
+            kind: reader.type == 50 ? .message : .friendRequest, id: Array(id), timestamp: timestamp, ext: ext,
             data: Array(data), nospam: nospam)
     }
 }

@@ -49,7 +49,8 @@ enum RemoteCandidateScreen {
                 let ok = getnameinfo(
                     first.pointee.ai_addr, first.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0,
                     NI_NUMERICHOST)
-                continuation.resume(returning: ok == 0 ? String(cString: buffer) : nil)
+                let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                continuation.resume(returning: ok == 0 ? text : nil)
             }
         }
     }
