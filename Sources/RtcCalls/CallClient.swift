@@ -58,16 +58,28 @@ public actor CallClient {
     private var early: [String: [RtcSignal]] = [:]
     private var finished: [String: Call] = [:]
     private let clock = ContinuousClock.now
+    /// What the sessions report, in the order they report it: a task per event
+    /// (as it was) lets a later event overtake an earlier one.
+    private let reports: AsyncStream<CallEvent>
+    private let reportSink: AsyncStream<CallEvent>.Continuation
+    private var reporter: Task<Void, Never>?
 
     /// A client on a signaling provider; `start()` before anything else.
     public init(provider: any SignalingProvider, configuration: Configuration = Configuration()) {
         self.provider = provider
         self.configuration = configuration
+        (reports, reportSink) = AsyncStream<CallEvent>.makeStream()
     }
+
+    deinit { reportSink.finish() }
 
     /// Starts listening to the provider; call once before anything else.
     public func start() async {
         guard listener == nil else { return }
+        let reports = reports
+        reporter = Task { [weak self] in
+            for await event in reports { await self?.emit(event) }
+        }
         let inputs = await provider.inputs()
         listener = Task { [weak self] in
             for await input in inputs { await self?.receive(input) }
@@ -300,7 +312,7 @@ public actor CallClient {
             options: .init(
                 fileProtocol: configuration.fileProtocol, trickle: configuration.trickle,
                 announceAccept: configuration.announceAccept, holdCandidates: configuration.holdCandidates),
-            report: { [weak self] event in Task { await self?.emit(event) } })
+            report: { [reportSink] event in reportSink.yield(event) })
         return session
     }
 

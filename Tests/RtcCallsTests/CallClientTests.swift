@@ -40,6 +40,7 @@ import Testing
         let pair = await Pair()
         let bobEvents = await pair.bob.events()
         let aliceEvents = await pair.alice.events()
+        let order = await pair.alice.events()  // every event of Alice's, as they come, for their order
         let root = temporaryDirectory("call-file")
         defer { try? FileManager.default.removeItem(atPath: root) }
         let file = root + "/hello.bin"
@@ -84,6 +85,21 @@ import Testing
         #expect(calleeSteps.compactMap { $0 } == calleeSteps.compactMap { $0 }.sorted())
         #expect(caller.offerReceived == nil && callee.offerSent == nil && callee.offerReceived == ended?.startDate)
         #expect(try #require(caller.offerSent) <= (try #require(callee.offerReceived)))
+
+        // The events came in the order they happened: the states forward only, the end last.
+        let rank: [Call.State: Int] = [.ringing: 0, .remoteRinging: 1, .connecting: 2, .connected: 3, .ended: 4]
+        var seen: [String] = []
+        events: for await event in order {  // the end is in the stream already (Alice's `.ended` came above)
+            switch event {
+            case .stateChanged(let c) where c.id == call.id: seen.append(c.state.rawValue)
+            case .ended(let c) where c.id == call.id:
+                seen.append("end")
+                break events
+            default: break
+            }
+        }
+        let states = seen.dropLast().compactMap { Call.State(rawValue: $0) }.compactMap { rank[$0] }
+        #expect(seen.last == "end" && states == states.sorted(), "\(seen)")
     }
 }
 
