@@ -32,7 +32,9 @@ public final class HttpServer: @unchecked Sendable {
 
     /// The port it listens on (the one it was given, or the free one it took).
     public let port: UInt16
+    /// Set in init, cleared by the first `stop` (from any thread: guarded).
     private var daemon: OpaquePointer?
+    private let lock = NSLock()
     private let context: Context
 
     /// One request in progress: libmicrohttpd keeps it in the connection's slot.
@@ -79,8 +81,11 @@ public final class HttpServer: @unchecked Sendable {
 
     /// Stops listening and waits for the pool's threads to finish.
     public func stop() {
-        if let daemon { MHD_stop_daemon(daemon) }
-        daemon = nil
+        let running = lock.withLock {
+            defer { daemon = nil }
+            return daemon
+        }
+        if let running { MHD_stop_daemon(running) }
     }
 
     deinit { stop() }

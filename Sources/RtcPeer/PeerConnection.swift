@@ -78,7 +78,7 @@ public actor PeerConnection {
         let (transportEvents, transportSink) = AsyncStream<SecureTransport.Event>.makeStream()
         let directory = self.directory
         let sending = self.sending
-        let created = WeakTransport()
+        let created = WeakReference<SecureTransport>()
         let started = ContinuousClock.now
         self.started = started
         let reception = RtpReception(started: started)
@@ -580,7 +580,7 @@ public actor PeerConnection {
         }
         let transport = self.transport
         let directory = self.directory
-        let created = WeakAssociation()
+        let created = WeakReference<SctpAssociation>()
         // SCTP events join the transport's ordered event stream; its handler
         // sends data-channel traffic straight to the channels.
         let association = SctpAssociation(
@@ -862,14 +862,4 @@ private enum SctpPacketSizing {
         if case .decided(let size) = self { return size }
         return nil
     }
-}
-
-/// The transport, for its own event handler (made before it exists).
-private final class WeakTransport: @unchecked Sendable {
-    weak var value: SecureTransport?
-}
-
-/// The association, for its own event handler (set once it is made).
-private final class WeakAssociation: @unchecked Sendable {
-    weak var value: SctpAssociation?
 }

@@ -65,18 +65,14 @@ final class SecureTransport: @unchecked Sendable {
     ) throws {
         self.onEvent = onEvent
         self.simulatedLoss = simulatedLoss
-        let relay = Relay()
+        let relay = WeakReference<SecureTransport>()
         ice = try IceAgent(
-            configuration: configuration, onEvent: { relay.transport?.iceEvent($0) },
-            onPacket: { relay.transport?.receive($0) })
-        relay.transport = self
+            configuration: configuration, onEvent: { relay.value?.iceEvent($0) },
+            onPacket: { relay.value?.receive($0) })
+        relay.value = self
     }
 
     /// Breaks the init-time cycle between the ICE callbacks and this transport.
-    private final class Relay: @unchecked Sendable {
-        weak var transport: SecureTransport?
-    }
-
     /// On the ICE thread. Once ICE has a pair, held handshake datagrams leave
     /// and a DTLS client says hello from here, not after the event's trip
     /// through the peer connection's actor (0.1-0.4 ms of every setup, traced).
