@@ -117,7 +117,7 @@ let package = Package(
         // The one place calls and sessions meet the node: signals as invites to `friend:carrier` / `friend:session`.
         .target(
             name: "CarrierSignaling",
-            dependencies: ["CarrierNode", "RtcCalls", "RtcPeer", "CarrierSessions", "CarrierLog"],
+            dependencies: ["CarrierNode", "RtcCalls", "RtcPeer", "CarrierSessions", "CarrierLog", "AsyncExtras"],
             swiftSettings: strict),
 
         // The `carrier` command.

@@ -1,7 +1,6 @@
 import AsyncExtras
 import CarrierNode
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -24,7 +23,7 @@ final class ControlServer: Sendable {
     let path: String
     private let listener: Int32
     private let context: DaemonContext
-    private let connections = Mutex(0)
+    private let connections = Locked(0)
     /// Clients served at once (each holds a thread while its command runs: a
     /// bot placing a hundred calls at once holds a hundred); more are told to
     /// come back later.

@@ -1,6 +1,5 @@
 import AsyncExtras
 import Dispatch
-import Synchronization
 
 /// Lets the node's iteration loop sleep for a bounded time and be woken early
 /// when the application queues work, so sends go out at once without the loop
@@ -11,7 +10,7 @@ final class LoopWaker: Sendable {
         var generation: UInt64 = 0
         var wakePending = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func sleep(for duration: Duration) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

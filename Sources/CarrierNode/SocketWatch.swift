@@ -1,5 +1,5 @@
+import AsyncExtras
 import Dispatch
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -18,10 +18,7 @@ import Synchronization
 final class SocketWatch: @unchecked Sendable {
     private let source: any DispatchSourceRead
     /// Whether the handler suspended the source (shared with the handler).
-    private final class Suspension: Sendable {
-        let flag = Mutex(false)
-    }
-    private let suspension = Suspension()
+    private let suspension = Locked(false)
     private let cancelled = DispatchSemaphore(value: 0)
 
     /// Watches the UDP socket bound to `port`; nil if none is found.
@@ -32,7 +29,7 @@ final class SocketWatch: @unchecked Sendable {
         let source = source
         source.setEventHandler {
             // Suspend and mark under one lock, so `rearm` never resumes before the suspend.
-            suspension.flag.withLock { suspended in
+            suspension.withLock { suspended in
                 guard !suspended else { return }
                 suspended = true
                 source.suspend()
@@ -46,7 +43,7 @@ final class SocketWatch: @unchecked Sendable {
 
     /// Listens again after the loop has read what was there.
     func rearm() {
-        suspension.flag.withLock { suspended in
+        suspension.withLock { suspended in
             guard suspended else { return }
             suspended = false
             source.resume()

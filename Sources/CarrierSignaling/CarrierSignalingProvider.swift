@@ -1,8 +1,8 @@
+import AsyncExtras
 import CarrierLog
 import CarrierNode
 import RtcCalls
 import RtcPeer
-import Synchronization
 
 /// Call signals over the Carrier node, as the reference peers carry them
 /// (carrier wire notes §7.1): each signal is an invite to `friend:carrier`
@@ -92,7 +92,7 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
         }
     }
 
-    private static let said = Mutex<Set<String>>([])
+    private static let said = Locked<Set<String>>([])
 
     /// The servers given at init, and the TURN server the node's Express
     /// nodes hand out, with fresh credentials, and the STUN servers they name.
