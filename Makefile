@@ -10,47 +10,39 @@ build: setup
 	$(SWIFT) build
 
 # First, that every import of a module of this package is declared in
-# Package.swift (scripts/check_imports.py). Then every test, in separate runs so the timing-sensitive suites do not share the
-# two cores with the heavy ones: pure and single-layer tests (with the fuzz
-# corpus replayed through every parser); SCTP (usrsctp is process-wide); peer
-# connections, real-time media and call clients in one process (with network
-# faults from a userspace UDP relay: blackouts, loss, NAT rebinding); 30 calls
-# alone in a process, counting threads, descriptors and heap; real toxcore
-# nodes on 127.0.0.1; the carrier executable and the samples; 50 calls into a
-# bot from callers that are each a new process (three at once; the bot must stay
-# reachable); interop with aiortc and coturn
-# (slow); the network lab (scripts/netlab.py: namespaces, NAT routers, and on
-# its public network coturn over UDP, TCP and TLS, a bootstrap node and an
+# Package.swift (scripts/check_imports.py). Then every test, in the groups of
+# scripts/test_groups.py (one `swift test` each, so the timing-sensitive
+# suites do not share the two cores with the heavy ones; it checks first that
+# every test is in exactly one group): pure and single-layer tests (with the
+# fuzz corpus replayed through every parser); SCTP (usrsctp is process-wide);
+# peer connections, real-time media and call clients (with network faults from
+# a userspace UDP relay: blackouts, loss, NAT rebinding); 30 calls alone in a
+# process, counting threads, descriptors and heap; sessions; real toxcore nodes
+# on 127.0.0.1 in three runs, each with its own local network (on two cores,
+# the file transfers, the Express suites and the rest at once made friend links
+# take over a minute to come up); the carrier executable and the samples;
+# interop with aiortc, Chromium and coturn (slow). Then 50 calls into a bot from
+# callers that are each a new process (three at once; the bot must stay
+# reachable); the network lab (scripts/netlab.py: namespaces, NAT routers, and
+# on its public network coturn over UDP, TCP and TLS, a bootstrap node and an
 # Express node; `carrier rtc` and aiortc across each NAT case each way, then
 # calls between friends over the node in each case each way and through three
 # faults mid-call; friends finding each other behind NATs, ours beside raw
-# toxcore; about seven minutes); then the fuzzers, built with libFuzzer and AddressSanitizer, over
-# their seed corpus (fuzz-smoke, about a minute).
+# toxcore; about seven minutes); nodes stopped at every point of their life
+# under AddressSanitizer (make sanitize); then the fuzzers, built with
+# libFuzzer and AddressSanitizer, over their seed corpus (fuzz-smoke, about a
+# minute).
 test: setup
 	python3 scripts/check_imports.py
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip NodeNetworkTests --skip CLITests --skip SamplesTests --skip InteropTests --skip RtcSCTPTests --skip RtcPeerTests --skip MediaCallTests --skip CallClientTests --skip CallRecoveryTests --skip HangUpStressTests --skip CallResourceTests --skip ContainerMediaTests --skip LiveMediaTests --skip CarrierSessionsTests
-	$(SWIFT) test --filter RtcSCTPTests
-	$(SWIFT) test --filter "RtcPeerTests|MediaCallTests|ContainerMediaTests|LiveMediaTests|CallClientTests|CallRecoveryTests|HangUpStressTests"
-	$(SWIFT) test --filter CallResourceTests
-	$(SWIFT) test --filter CarrierSessionsTests
-	$(SWIFT) test --filter NodeNetworkTests $(NODE_FEATURES:%=--skip %) --skip NodeStopTests
-	$(SWIFT) test --filter FileTransferTests
-	$(SWIFT) test --filter "$(subst $(space),|,$(filter-out FileTransferTests,$(NODE_FEATURES)))"
-	$(SWIFT) test --filter "CLITests|SamplesTests"
+	python3 scripts/test_groups.py check
+	python3 scripts/test_groups.py run
 	CALLS=50 CALLERS=3 LIMIT_KB=4096 python3 scripts/soak_callers.py .build/debug/carrier
-	$(SWIFT) test --filter InteropTests
 	python3 Tests/Lab/lab_rtc.py .build/debug/carrier
 	python3 Tests/Lab/lab_calls.py .build/debug/carrier
 	python3 Tests/Lab/lab_node.py .build/debug/carrier
 	$(MAKE) --no-print-directory sanitize
 	$(MAKE) --no-print-directory fuzz-smoke
-
-# Real toxcore nodes on 127.0.0.1 in three runs, each with its own local
-# network: on two cores, the file transfers, the Express suites and the rest
-# running at once made friend links take over a minute to come up.
-NODE_FEATURES = FileTransferTests ExpressDeliveryTests ExpressFriendRequestTests TurnFromExpressTests
-space := $(subst ,, )
 
 # The release binary carries the Swift runtime and Foundation inside it: it runs
 # on a machine without a Swift toolchain, and each process starts ~7 ms faster
