@@ -34,6 +34,7 @@ build: setup
 # minute).
 test: setup
 	python3 scripts/check_imports.py
+	python3 scripts/target_graph.py check
 	$(SWIFT) build --build-tests
 	python3 scripts/test_groups.py check
 	python3 scripts/test_groups.py run
