@@ -59,7 +59,10 @@ let package = Package(
         cLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
         cLibrary("CCurl", pkgConfig: "libcurl", apt: ["libcurl4-openssl-dev"]),
         // Forwards for macros and variadic C calls (opus/vpx controls, g_object_set).
-        .target(name: "CShim", dependencies: ["COpus", "CVpx", "CNice"]),
+        .target(name: "CShim"),
+        .target(name: "CShimOpus", dependencies: ["COpus"]),
+        .target(name: "CShimVpx", dependencies: ["CVpx"]),
+        .target(name: "CShimGLib", dependencies: ["CNice"]),
 
         // Small concurrency and time helpers every layer may use.
         .target(name: "AsyncExtras", swiftSettings: strict),
@@ -85,7 +88,7 @@ let package = Package(
         .target(name: "RtcRTP", swiftSettings: strict),
         .target(name: "RtcSRTP", dependencies: ["CSrtp"], swiftSettings: strict),
         .target(name: "RtcDTLS", dependencies: ["COpenSSL", "RtcSRTP"], swiftSettings: strict),
-        .target(name: "RtcICE", dependencies: ["CNice", "CShim", "COpenSSL", "CarrierLog"], swiftSettings: strict),
+        .target(name: "RtcICE", dependencies: ["CNice", "CShimGLib", "COpenSSL", "CarrierLog"], swiftSettings: strict),
         .target(name: "RtcSCTP", dependencies: ["CUsrsctp", "CShim"], swiftSettings: strict),
         .target(
             name: "RtcPeer",
@@ -93,7 +96,7 @@ let package = Package(
             swiftSettings: strict),
         // Media: codecs and their RTP payload formats, media files, and the
         // pipeline that carries them over a peer connection.
-        .target(name: "RtcCodecs", dependencies: ["COpus", "CVpx", "CShim"], swiftSettings: strict),
+        .target(name: "RtcCodecs", dependencies: ["COpus", "CVpx", "CShimOpus", "CShimVpx"], swiftSettings: strict),
         .target(name: "RtcMediaFiles", dependencies: ["RtcCodecs", "COgg"], swiftSettings: strict),
         // Any media file libavformat opens: tracks, packets, decoding to PCM and I420.
         .target(
@@ -189,7 +192,8 @@ let package = Package(
         .testTarget(
             name: "CLibraryTests",
             dependencies: [
-                "CToxcore", "CSodium", "COpenSSL", "CSrtp", "CUsrsctp", "CNice", "COpus", "CVpx", "CShim",
+                "CToxcore", "CSodium", "COpenSSL", "CSrtp", "CUsrsctp", "CNice", "COpus", "CVpx", "CShimOpus",
+                "CShimGLib",
             ],
             swiftSettings: strict),
         .testTarget(

@@ -1,5 +1,5 @@
 import COpus
-import CShim
+import CShimOpus
 
 /// Opus encoder (libopus) at 48 kHz, mono or stereo, 20 ms frames by default.
 /// Not thread-safe: one owner encodes at a time.

@@ -1,4 +1,4 @@
-import CShim
+import CShimVpx
 import CVpx
 
 /// VP8 decoder (libvpx). Not thread-safe: one owner decodes at a time.

@@ -1,4 +1,4 @@
-import CShim
+import CShimVpx
 import CVpx
 
 /// VP8 encoder (libvpx) set up for real time: no lag, constant bitrate,

@@ -1,5 +1,5 @@
 import CNice
-import CShim
+import CShimGLib
 import Foundation
 
 /// Full ICE (RFC 8445) on libnice for one RTCP-muxed component: gathering

@@ -1,7 +1,8 @@
 import CNice
 import COpenSSL
 import COpus
-import CShim
+import CShimGLib
+import CShimOpus
 import CSodium
 import CSrtp
 import CToxcore
