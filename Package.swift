@@ -69,7 +69,7 @@ let package = Package(
         // The one logging facility: levels, a logger per layer, stderr by default.
         .target(name: "CarrierLog", swiftSettings: strict),
         // Names from the network made safe, and files placed without replacing any.
-        .target(name: "FileSafety", swiftSettings: strict),
+        .target(name: "FileSafety", dependencies: ["COpenSSL"], swiftSettings: strict),
 
         // The P2P node on toxcore: identity, friends, messages, invites, groups.
         .target(
@@ -129,6 +129,7 @@ let package = Package(
             dependencies: [
                 "CarrierNode", "ExpressServer", "RtcPeer", "RtcSCTP", "RtcCodecs", "RtcMediaFiles", "RtcMedia",
                 "RtcFileTransfer", "RtcCalls", "CarrierSessions", "CarrierSignaling", "CarrierLog", "AsyncExtras",
+                "FileSafety",
                 "CShim",
             ],
             swiftSettings: strict),
@@ -271,7 +272,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CarrierSessionsTests",
-            dependencies: ["TestSupport", "CarrierSessions", "RtcCalls", "RtcPeer", "RtcFileTransfer"],
+            dependencies: ["TestSupport", "CarrierSessions", "RtcCalls", "RtcPeer", "RtcFileTransfer", "FileSafety"],
             swiftSettings: strict),
         .testTarget(
             name: "RtcCallsTests",

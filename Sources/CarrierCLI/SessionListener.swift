@@ -1,6 +1,7 @@
 import CarrierNode
 import CarrierSessions
 import CarrierSignaling
+import FileSafety
 import Foundation
 import RtcFileTransfer
 

@@ -286,7 +286,7 @@ extension Carrier {
             var error = TOX_ERR_FILE_SEEK_OK
             if !tox_file_seek(tox, slot.friend, slot.file, file.received, &error) {
                 file.received = 0
-                _ = ftruncate(file.partial?.fd ?? -1, 0)
+                _ = file.partial?.empty()
             }
         }
         file.phase = .receiving
@@ -322,8 +322,7 @@ extension Carrier {
     /// Checks size and SHA-256 off the actor, then stores the file under a free name.
     private func verifyAndPlace(_ key: FileTransferKey) async {
         guard let file = incomingFiles[key], let partial = file.partial, let directory = file.directory else { return }
-        var info = stat()
-        let size = fstat(partial.fd, &info) == 0 ? UInt64(info.st_size) : 0
+        let size = partial.size
         let digest = size == file.size ? await FileDigest.sha256Detached(fd: partial.fd, size: size) : nil
         guard incomingFiles[key] != nil else { return }  // cancelled meanwhile
         guard size == file.size else {

@@ -1,4 +1,5 @@
 import CSodium
+import FileSafety
 import Foundation
 
 /// The Express offline-delivery protocol, shared by the node's client and the
@@ -74,11 +75,7 @@ public enum ExpressProtocol {
         Array([version + "-response", nonce, String(status), Hex.encode(sha256(body))].joined(separator: "\n").utf8)
     }
 
-    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        crypto_hash_sha256(&digest, bytes, UInt64(bytes.count))
-        return digest
-    }
+    static func sha256(_ bytes: [UInt8]) -> [UInt8] { Sha256.digest(bytes) }
 
     /// One stored message as a pull returns it:
     /// `seq u64 | sender key (32) | storedAt ms u64 | length u32 | sealed bytes`, big-endian.

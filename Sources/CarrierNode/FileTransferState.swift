@@ -1,3 +1,5 @@
+import FileSafety
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -53,7 +55,9 @@ struct IncomingFile {
 struct PartialFile {
     static let folder = ".carrier-partial"
     let path: String
-    let fd: Int32
+    let file: BlockFile
+    /// For hashing off the actor (`pread`).
+    var fd: Int32 { file.fileDescriptor }
 
     /// Opens (or creates) the partial file; returns it and how many bytes it holds.
     static func open(directory: String, key: FileTransferKey, size: UInt64) -> (PartialFile, UInt64)? {
@@ -62,36 +66,25 @@ struct PartialFile {
         mkdir(folderPath, 0o700)
         let name = Hex.encode(Array(key.friend.publicKey.prefix(8))) + "-" + key.sha256Hex + ".part"
         let path = folderPath + "/" + name
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return nil }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            Glibc.close(fd)
-            return nil
-        }
-        var have = UInt64(max(info.st_size, 0))
+        guard let file = BlockFile.openForUpdate(path), var have = try? file.size() else { return nil }
         if have > size {
             // Not the file we expect: start over.
-            _ = ftruncate(fd, 0)
+            guard (try? file.truncate(to: 0)) != nil else { return nil }
             have = 0
         }
-        return (PartialFile(path: path, fd: fd), have)
+        return (PartialFile(path: path, file: file), have)
     }
 
-    func write(_ data: [UInt8], at position: UInt64) -> Bool {
-        var done = 0
-        while done < data.count {
-            let count = data.withUnsafeBytes {
-                pwrite(fd, $0.baseAddress! + done, data.count - done, off_t(position) + off_t(done))
-            }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return false }
-            done += count
-        }
-        return true
-    }
+    /// Writes `data` at `position`; false if the disk refused it.
+    func write(_ data: [UInt8], at position: UInt64) -> Bool { (try? file.write(data, at: position)) != nil }
 
-    func close() { _ = Glibc.close(fd) }
+    /// Forgets what it held (a sender that cannot seek: start from the beginning).
+    func empty() -> Bool { (try? file.truncate(to: 0)) != nil }
+
+    /// Its size now (0 if it cannot be read).
+    var size: UInt64 { (try? file.size()) ?? 0 }
+
+    func close() { file.close() }
 
     func remove() {
         close()

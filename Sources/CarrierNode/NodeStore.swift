@@ -1,4 +1,5 @@
 import CSodium
+import FileSafety
 import Foundation
 
 #if canImport(Glibc)
@@ -120,9 +121,5 @@ struct NodeStore {
         return Contents(toxSavedata: tox, extra: extra)
     }
 
-    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        crypto_hash_sha256(&digest, bytes, UInt64(bytes.count))
-        return digest
-    }
+    static func sha256(_ bytes: [UInt8]) -> [UInt8] { Sha256.digest(bytes) }
 }

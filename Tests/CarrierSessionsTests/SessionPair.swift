@@ -1,4 +1,5 @@
 import CarrierSessions
+import FileSafety
 import Foundation
 import RtcCalls
 import RtcFileTransfer

@@ -8,11 +8,14 @@ import Glibc
 /// wants `Data` made from the array: reading and hashing a 50 MB file cost a
 /// sender about a sixth of its CPU (perf). Here a block is read straight into
 /// the array that is sent, hashing reads into one buffer, and writes go from
-/// the array. Owned by one actor; not thread-safe.
-final class BlockFile {
-    struct Failure: Error, Equatable {
-        let code: Int32
-        var description: String { String(cString: strerror(code)) }
+/// the array. Owned by one actor at a time; not thread-safe.
+public final class BlockFile {
+    /// A system call's failure, with its errno.
+    public struct Failure: Error, Equatable, CustomStringConvertible {
+        /// The errno.
+        public let code: Int32
+        /// strerror's words for it.
+        public var description: String { String(cString: strerror(code)) }
     }
 
     private var descriptor: Int32
@@ -21,19 +24,20 @@ final class BlockFile {
 
     deinit { close() }
 
-    static func openForReading(_ path: String) -> BlockFile? {
+    /// An existing file, to read; nil if it cannot be opened.
+    public static func openForReading(_ path: String) -> BlockFile? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         return descriptor < 0 ? nil : BlockFile(descriptor: descriptor)
     }
 
     /// A new file only this user may read (`0600`); nil if it exists or cannot be made.
-    static func create(_ path: String) -> BlockFile? {
+    public static func create(_ path: String) -> BlockFile? {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         return descriptor < 0 ? nil : BlockFile(descriptor: descriptor)
     }
 
     /// Up to `count` bytes from the current position; empty at the end.
-    func read(upTo count: Int) throws(Failure) -> [UInt8] {
+    public func read(upTo count: Int) throws(Failure) -> [UInt8] {
         var failure: Int32 = 0
         let block = [UInt8](unsafeUninitializedCapacity: max(count, 0)) { buffer, initialized in
             initialized = 0
@@ -56,7 +60,7 @@ final class BlockFile {
 
     /// Calls `body` with each block of the rest of the file, read into one
     /// reused buffer of `size` bytes (the last block may be shorter).
-    func forEachBlock(size: Int, _ body: (UnsafeRawBufferPointer) -> Void) throws(Failure) {
+    public func forEachBlock(size: Int, _ body: (UnsafeRawBufferPointer) -> Void) throws(Failure) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
         defer { buffer.deallocate() }
         while true {
@@ -72,7 +76,7 @@ final class BlockFile {
     }
 
     /// Writes all of `bytes` at the current position.
-    func write(_ bytes: [UInt8]) throws(Failure) {
+    public func write(_ bytes: [UInt8]) throws(Failure) {
         var failure: Int32 = 0
         bytes.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { return }
@@ -90,7 +94,53 @@ final class BlockFile {
         if failure != 0 { throw Failure(code: failure) }
     }
 
-    func close() {
+    /// A file to read and write at positions, made (`0600`) if it is not
+    /// there: a transfer's partial file, which a transfer resumes from.
+    public static func openForUpdate(_ path: String) -> BlockFile? {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        return descriptor < 0 ? nil : BlockFile(descriptor: descriptor)
+    }
+
+    /// The descriptor (-1 once closed), for a reader off the owner's thread
+    /// (hashing with `pread` on a task of its own).
+    public var fileDescriptor: Int32 { descriptor }
+
+    /// Its size now, in bytes.
+    public func size() throws(Failure) -> UInt64 {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw Failure(code: errno) }
+        return UInt64(max(info.st_size, 0))
+    }
+
+    /// Cuts (or extends) it to `length` bytes.
+    public func truncate(to length: UInt64) throws(Failure) {
+        guard ftruncate(descriptor, off_t(length)) == 0 else { throw Failure(code: errno) }
+    }
+
+    /// Writes all of `bytes` at `position`, wherever the current position is.
+    public func write(_ bytes: [UInt8], at position: UInt64) throws(Failure) {
+        var failure: Int32 = 0
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            var done = 0
+            while done < raw.count {
+                let wrote = pwrite(descriptor, base + done, raw.count - done, off_t(position) + off_t(done))
+                if wrote >= 0 {
+                    done += wrote
+                } else if errno != EINTR {
+                    failure = errno
+                    return
+                }
+            }
+        }
+        if failure != 0 { throw Failure(code: failure) }
+    }
+
+    /// SHA-256 of its first `size` bytes (`Sha256.file`).
+    public func sha256(size: UInt64) -> [UInt8]? { Sha256.file(fd: descriptor, size: size) }
+
+    /// Closes it (at once; also when it is let go).
+    public func close() {
         guard descriptor >= 0 else { return }
         _ = Glibc.close(descriptor)
         descriptor = -1

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import RtcFileTransfer
+@testable import FileSafety
 
 @Suite struct BlockFileTests {
     private func temporaryPath() -> String {
