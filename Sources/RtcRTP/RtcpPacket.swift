@@ -11,7 +11,12 @@ public enum RtcpPacket: Equatable, Sendable {
     case pli(senderSsrc: UInt32, mediaSsrc: UInt32)
     /// Full intra request (PSFB, FMT 4).
     case fir(senderSsrc: UInt32, entries: [FirEntry])
-    /// Any other packet (REMB, transport-cc, XR, APP, ...), kept as it came.
+    /// Transport-wide congestion control feedback (RTPFB, FMT 15): when each packet arrived.
+    case transportFeedback(TransportFeedback)
+    /// Receiver estimated maximum bitrate (PSFB, FMT 15, draft-alvestrand-rmcat-remb-03):
+    /// what the receiver thinks the path carries for these media SSRCs, in bit/s.
+    case remb(senderSsrc: UInt32, bitrate: UInt64, ssrcs: [UInt32])
+    /// Any other packet (XR, APP, ...), kept as it came.
     case other(type: UInt8, count: UInt8, body: [UInt8])
 
     /// A sender report (RFC 3550 §6.4.1): what a sender sent, on its two clocks, and its reception reports.
@@ -197,6 +202,20 @@ public enum RtcpPacket: Equatable, Sendable {
                 for bit in 0..<16 where bitmask & (1 << bit) != 0 { lost.append(pid &+ UInt16(bit + 1)) }
             }
             return .nack(senderSsrc: sender, mediaSsrc: media, lost: lost)
+        case 205 where count == 15:
+            return .transportFeedback(try TransportFeedback.parse(body: body))
+        case 206 where count == 15 && body.count >= 16 && Array(body[8..<12]) == rembIdentifier:
+            let sender = try reader.u32()
+            try reader.skip(8)  // the media SSRC (always 0) and "REMB"
+            let ssrcCount = Int(try reader.u8())
+            let encoded = try reader.u24()
+            // Six bits of exponent, eighteen of mantissa; a large exponent saturates rather than overflows.
+            let exponent = Int(encoded >> 18)
+            let mantissa = UInt64(encoded & 0x3_FFFF)
+            let bitrate = exponent > 45 ? UInt64.max : mantissa << exponent
+            var ssrcs: [UInt32] = []
+            for _ in 0..<ssrcCount { ssrcs.append(try reader.u32()) }
+            return .remb(senderSsrc: sender, bitrate: bitrate, ssrcs: ssrcs)
         case 206 where count == 1:
             return .pli(senderSsrc: try reader.u32(), mediaSsrc: try reader.u32())
         case 206 where count == 4:
@@ -292,15 +311,37 @@ public enum RtcpPacket: Equatable, Sendable {
                 body.appendU32(entry.ssrc)
                 body += [entry.sequenceNumber, 0, 0, 0]
             }
+        case .transportFeedback(let feedback):
+            (type, count) = (205, 15)
+            body = feedback.body()
+        case .remb(let sender, let bitrate, let ssrcs):
+            (type, count) = (206, 15)
+            body.appendU32(sender)
+            body.appendU32(0)
+            body += Self.rembIdentifier
+            body.append(UInt8(min(ssrcs.count, 255)))
+            // The smallest exponent whose mantissa fits in eighteen bits.
+            var exponent: UInt32 = 0
+            while exponent < 63, bitrate >> exponent > 0x3_FFFF { exponent += 1 }
+            body.appendU24(min(exponent, 63) << 18 | UInt32(truncatingIfNeeded: bitrate >> exponent) & 0x3_FFFF)
+            for ssrc in ssrcs.prefix(255) { body.appendU32(ssrc) }
         case .other(let otherType, let otherCount, let otherBody):
             (type, count) = (otherType, otherCount & 0x1F)
             body = otherBody
             while body.count % 4 != 0 { body.append(0) }
         }
-        var bytes: [UInt8] = [0x80 | count, type]
+        // Padding (RFC 3550 §6.4.1): zeros up to a 32-bit boundary, the last octet saying how many.
+        let padding = (4 - body.count % 4) % 4
+        if padding > 0 {
+            body += [UInt8](repeating: 0, count: padding - 1) + [UInt8(padding)]
+        }
+        var bytes: [UInt8] = [0x80 | (padding > 0 ? 0x20 : 0) | count, type]
         bytes.appendU16(UInt16(body.count / 4))
         return bytes + body
     }
+
+    /// "REMB": what tells a REMB from other application-layer feedback.
+    static let rembIdentifier: [UInt8] = [0x52, 0x45, 0x4D, 0x42]
 
     static func write(_ blocks: ArraySlice<ReportBlock>, into body: inout [UInt8]) {
         for block in blocks {
