@@ -86,6 +86,7 @@ let package = Package(
         // The WebRTC transport, one target per layer (docs/architecture.md).
         .target(name: "RtcSDP", swiftSettings: strict),
         .target(name: "RtcRTP", swiftSettings: strict),
+        .target(name: "RtcCongestion", dependencies: ["RtcRTP"], swiftSettings: strict),
         .target(name: "RtcSRTP", dependencies: ["CSrtp"], swiftSettings: strict),
         .target(name: "RtcDTLS", dependencies: ["COpenSSL", "RtcSRTP"], swiftSettings: strict),
         .target(name: "RtcICE", dependencies: ["CNice", "CShimGLib", "COpenSSL", "CarrierLog"], swiftSettings: strict),
@@ -280,6 +281,10 @@ let package = Package(
                 "TestSupport", "RtcCalls", "RtcPeer", "RtcMedia", "RtcMediaFiles", "RtcCodecs", "RtcFileTransfer",
                 "CShim",
             ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "RtcCongestionTests",
+            dependencies: ["RtcCongestion", "RtcRTP"],
             swiftSettings: strict),
         .testTarget(
             name: "RtcFileTransferTests",

@@ -1,0 +1,85 @@
+/// A burst the pacer is asked to send at `rate` so the path's capacity can be
+/// measured from how the burst arrives (draft-ietf-rmcat-gcc-02 leaves it open;
+/// libwebrtc's ProbeController and str0m's BWE do this).
+public struct ProbeCluster: Equatable, Sendable {
+    public var id: Int
+    /// bit/s.
+    public var rate: Double
+    /// At least this many packets, over at least `duration` µs.
+    public var packets: Int
+    public var duration: Int64
+
+    /// How large each probe packet should be: the rate's bytes for the duration
+    /// shared among `packets`, between 100 and 1200 bytes, so a probe of a
+    /// slow link is a few small packets rather than half a second of queue.
+    public var packetSize: Int {
+        min(max(Int(rate * Double(duration) / 8_000_000) / packets, 100), 1200)
+    }
+
+    /// How many packets of `packetSize` to send at `rate`.
+    public var packetCount: Int {
+        max(packets, Int(rate * Double(duration) / 8_000_000) / packetSize)
+    }
+}
+
+/// When to probe: twice at the start (3x and 6x the start rate), so a call
+/// does not creep up from its start rate for tens of seconds; and after a
+/// large drop, every two seconds for half a minute at 85% of the rate the
+/// path carried before it, so a link that comes back is used again within
+/// seconds instead of 8% a second.
+struct ProbeController {
+    static let recoveryInterval: Int64 = 2_000_000
+    static let recoveryWindow: Int64 = 30_000_000
+    /// A drop below this share of the recent peak counts as large.
+    static let largeDrop = 0.66
+    static let minimumPackets = 5
+    static let minimumDuration: Int64 = 15_000
+
+    private var pending: [ProbeCluster] = []
+    private var nextId = 1
+    private(set) var peak: (rate: Double, time: Int64)?
+    private var dropTime: Int64?
+    private var lastRecoveryProbe: Int64?
+    let maximum: Double
+
+    init(start: Double, maximum: Double) {
+        self.maximum = maximum
+        for multiple in [3.0, 6.0] where start * multiple / 2 < maximum {
+            enqueue(rate: min(start * multiple, maximum))
+        }
+    }
+
+    private mutating func enqueue(rate: Double) {
+        pending.append(
+            ProbeCluster(id: nextId, rate: rate, packets: Self.minimumPackets, duration: Self.minimumDuration))
+        nextId += 1
+    }
+
+    /// Follows the target: notes the peak, and schedules recovery probes after a large drop.
+    mutating func track(target: Double, at now: Int64) {
+        if let peak, now - peak.time > Self.recoveryWindow, dropTime == nil { self.peak = nil }
+        if target >= (peak?.rate ?? 0) {
+            peak = (target, now)
+            dropTime = nil
+            return
+        }
+        guard let peak else { return }
+        if target < peak.rate * Self.largeDrop {
+            if dropTime == nil { (dropTime, lastRecoveryProbe) = (now, now) }
+        } else if target >= peak.rate * 0.8 {
+            dropTime = nil  // recovered
+        }
+        if let dropTime, now - dropTime > Self.recoveryWindow {
+            self.peak = nil
+            self.dropTime = nil
+            return
+        }
+        if dropTime != nil, let last = lastRecoveryProbe, now - last >= Self.recoveryInterval, pending.isEmpty {
+            enqueue(rate: min(peak.rate * 0.85, maximum))
+            lastRecoveryProbe = now
+        }
+    }
+
+    /// The next burst to send, if one is due.
+    mutating func next() -> ProbeCluster? { pending.isEmpty ? nil : pending.removeFirst() }
+}

@@ -1,0 +1,137 @@
+import RtcRTP
+
+/// The send-side bandwidth estimator (draft-ietf-rmcat-gcc-02, after
+/// libwebrtc's GoogCC): a pure state machine. Packets sent and transport-wide
+/// feedback go in, with the time; a target bitrate and probe requests come out.
+/// No clock and no socket inside, so a whole call over a simulated link runs
+/// in milliseconds (Tests/RtcCongestionTests).
+///
+/// Times are µs on the caller's monotonic clock; rates are bit/s.
+public struct SendSideEstimator: Sendable {
+    public struct Configuration: Sendable {
+        public var start: Double
+        public var minimum: Double
+        public var maximum: Double
+
+        public init(start: Double = 300_000, minimum: Double = 30_000, maximum: Double = 2_500_000) {
+            self.start = start
+            self.minimum = minimum
+            self.maximum = maximum
+        }
+    }
+
+    /// Everything the estimator knows, for stats and plots.
+    public struct Snapshot: Equatable, Sendable {
+        public var target: Double
+        public var delayBased: Double
+        public var lossBased: Double
+        /// What the receiver acknowledged over the last half second, if known.
+        public var acknowledged: Double?
+        public var usage: BandwidthUsage
+        /// Round trip from feedback: send to feedback received, µs.
+        public var rtt: Int64
+        /// Loss in the last report, 0-1.
+        public var loss: Double
+        /// The sender used less than two thirds of the target: it, not the path, limits the rate.
+        public var applicationLimited: Bool
+        /// A cap the receiver asked for with REMB, if any.
+        public var receiverCap: Double?
+    }
+
+    public let configuration: Configuration
+    private var history = SentPacketHistory()
+    private var groups = InterArrivalGroups()
+    private var trendline = TrendlineEstimator()
+    private var aimd: AimdRateControl
+    private var lossControl: LossBasedControl
+    private var acknowledged = AcknowledgedBitrate()
+    private var probes: ProbeController
+    private var probeResults = ProbeBitrateEstimator()
+    private var probeSent: [Int: Int] = [:]
+    private var sentRate = AcknowledgedBitrate()
+    private var rtt: Int64?
+    private var receiverCap: Double?
+    private var usage = BandwidthUsage.normal
+
+    public init(_ configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        aimd = AimdRateControl(
+            start: configuration.start, minimum: configuration.minimum, maximum: configuration.maximum)
+        lossControl = LossBasedControl(start: configuration.start)
+        probes = ProbeController(start: configuration.start, maximum: configuration.maximum)
+    }
+
+    /// The rate the encoders and the pacer should aim at.
+    public var target: Double {
+        min(
+            max(min(aimd.rate, lossControl.rate, receiverCap ?? .infinity), configuration.minimum),
+            configuration.maximum)
+    }
+
+    public var snapshot: Snapshot {
+        let sent = sentRate.rate
+        return Snapshot(
+            target: target, delayBased: aimd.rate, lossBased: lossControl.rate, acknowledged: acknowledged.rate,
+            usage: usage, rtt: rtt ?? 0, loss: lossControl.lastLoss,
+            applicationLimited: sent.map { $0 < target * 0.65 } ?? true, receiverCap: receiverCap)
+    }
+
+    /// Numbers a packet about to leave; put `UInt16(truncatingIfNeeded: sequence)` in its
+    /// transport-wide sequence number extension.
+    public mutating func packetSent(size: Int, at now: Int64, probeCluster: Int? = nil) -> SentPacket {
+        if let probeCluster { probeSent[probeCluster, default: 0] += 1 }
+        sentRate.add(arrival: now, size: size)
+        return history.add(size: size, at: now, probeCluster: probeCluster)
+    }
+
+    /// The next probe burst the pacer should send, if one is due.
+    public mutating func nextProbe(at now: Int64) -> ProbeCluster? {
+        probes.track(target: target, at: now)
+        return probes.next()
+    }
+
+    /// A REMB from the receiver: never aim above it.
+    public mutating func receiverEstimate(_ bitrate: Double) {
+        receiverCap = bitrate > 0 ? bitrate : nil
+    }
+
+    /// Transport-wide feedback arrived at `now`.
+    public mutating func feedback(_ feedback: TransportFeedback, at now: Int64) {
+        let results = history.results(for: feedback)
+        guard !results.isEmpty else { return }
+        var received = 0
+        var newestAcked: SentPacket?
+        var sawOveruse = false
+        for result in results {
+            guard let arrival = result.arrival else { continue }
+            received += 1
+            acknowledged.add(arrival: arrival, size: result.sent.size)
+            if result.sent.sequence > newestAcked?.sequence ?? -1 { newestAcked = result.sent }
+            if let deltas = groups.add(sendTime: result.sent.sendTime, arrival: arrival) {
+                let state = trendline.update(
+                    arrivalDelta: Double(deltas.arrival) / 1000, sendDelta: Double(deltas.send) / 1000,
+                    arrivalTime: Double(deltas.arrivalTime) / 1000)
+                if state == .overusing { sawOveruse = true }
+            }
+            if let cluster = result.sent.probeCluster,
+                let probed = probeResults.add(result, expected: probeSent[cluster] ?? 0)
+            {
+                probeSent[cluster] = nil
+                // A probe only ever raises the estimate; a failed one says nothing new.
+                if probed > aimd.rate {
+                    aimd.set(rate: probed, at: now)
+                    lossControl.set(rate: max(lossControl.rate, probed), at: now)
+                }
+            }
+        }
+        if let newestAcked {
+            let sample = now - newestAcked.sendTime
+            rtt = rtt.map { ($0 * 7 + sample) / 8 } ?? sample
+            aimd.rtt = rtt ?? aimd.rtt
+        }
+        usage = sawOveruse ? .overusing : trendline.state
+        aimd.update(usage, throughput: acknowledged.rate, at: now)
+        _ = lossControl.add(
+            received: received, lost: results.count - received, at: now, rtt: rtt ?? 200_000, ceiling: aimd.rate)
+    }
+}
