@@ -37,13 +37,13 @@ test: setup
 	python3 scripts/target_graph.py check
 	$(SWIFT) build --build-tests
 	python3 scripts/test_groups.py check
-	python3 scripts/test_groups.py run
-	CALLS=50 CALLERS=3 LIMIT_KB=4096 python3 scripts/soak_callers.py .build/debug/carrier
-	python3 Tests/Lab/lab_rtc.py .build/debug/carrier
-	python3 Tests/Lab/lab_calls.py .build/debug/carrier
-	python3 Tests/Lab/lab_node.py .build/debug/carrier
-	$(MAKE) --no-print-directory sanitize
-	$(MAKE) --no-print-directory fuzz-smoke
+	python3 scripts/timed.py python3 scripts/test_groups.py run
+	CALLS=50 CALLERS=3 LIMIT_KB=4096 python3 scripts/timed.py python3 scripts/soak_callers.py .build/debug/carrier
+	python3 scripts/timed.py python3 Tests/Lab/lab_rtc.py .build/debug/carrier
+	python3 scripts/timed.py python3 Tests/Lab/lab_calls.py .build/debug/carrier
+	python3 scripts/timed.py python3 Tests/Lab/lab_node.py .build/debug/carrier
+	python3 scripts/timed.py $(MAKE) --no-print-directory sanitize
+	python3 scripts/timed.py $(MAKE) --no-print-directory fuzz-smoke
 
 # The release binary carries the Swift runtime and Foundation inside it: it runs
 # on a machine without a Swift toolchain, and each process starts ~7 ms faster

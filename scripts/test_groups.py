@@ -14,6 +14,7 @@ usage: test_groups.py check        every test in exactly one group, no group emp
 """
 import re
 import subprocess
+import time
 import sys
 
 SWIFT = "swift"
@@ -78,7 +79,10 @@ def run(only=None):
     names = ["units"] + [name for name, _, _ in GROUPS if name not in ELSEWHERE]
     for name in names if only is None else [only]:
         print(f"== test group {name}", flush=True)
-        if subprocess.run([SWIFT, "test", *filter_arguments(name)]).returncode != 0:
+        start = time.monotonic()
+        status = subprocess.run([SWIFT, "test", *filter_arguments(name)]).returncode
+        print(f"== test group {name} took {time.monotonic() - start:.0f} s", flush=True)
+        if status != 0:
             print(f"test group {name} failed", flush=True)
             return 1
     return 0
