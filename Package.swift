@@ -27,7 +27,8 @@ let package = Package(
         .library(
             name: "CarrierRTC",
             targets: [
-                "RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "RtcPeer", "RtcCodecs", "RtcMediaFiles",
+                "RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "RtcCongestion", "RtcPeer", "RtcCodecs",
+                "RtcMediaFiles",
                 "RtcContainers", "RtcMedia", "RtcFileTransfer", "RtcCalls",
             ]),
         .executable(name: "carrier", targets: ["CarrierCLI"]),
@@ -93,7 +94,10 @@ let package = Package(
         .target(name: "RtcSCTP", dependencies: ["CUsrsctp", "CShim"], swiftSettings: strict),
         .target(
             name: "RtcPeer",
-            dependencies: ["RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "AsyncExtras", "CarrierLog"],
+            dependencies: [
+                "RtcSDP", "RtcRTP", "RtcSRTP", "RtcDTLS", "RtcICE", "RtcSCTP", "RtcCongestion", "AsyncExtras",
+                "CarrierLog",
+            ],
             swiftSettings: strict),
         // Media: codecs and their RTP payload formats, media files, and the
         // pipeline that carries them over a peer connection.

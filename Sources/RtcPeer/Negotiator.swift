@@ -68,7 +68,7 @@ struct Negotiator: Sendable {
             info: TransceiverInfo(
                 mid: mid, kind: kind, direction: direction, codec: Transceiver.defaultCodecs(kind).first,
                 sendSsrc: UInt32.random(in: 1...UInt32.max)),
-            midExtensionId: 1, cname: cname)
+            midExtensionId: 1, transportCcExtensionId: CongestionControl.offeredId, cname: cname)
         transceivers.append(transceiver)
         sections.append(.media(transceivers.count - 1))
         return transceiver.info
@@ -262,6 +262,8 @@ struct Negotiator: Sendable {
                 ours: transceivers[index].info.direction, theirs: remoteDirection)
             transceivers[index].midExtensionId = media.headerExtensions.first { $0.uri == RtpRouter.midExtensionURI }
                 .map { UInt8($0.id) }
+            transceivers[index].transportCcExtensionId = media.headerExtensions
+                .first { $0.uri == CongestionControl.uri && (1...14).contains($0.id) }.map { UInt8($0.id) }
             adopted.append(.media(index))
         }
         sections = adopted
@@ -340,6 +342,9 @@ struct Negotiator: Sendable {
         media.rtcpReducedSize = true
         if let id = transceiver.midExtensionId {
             media.headerExtensions = [HeaderExtension(id: Int(id), uri: RtpRouter.midExtensionURI)]
+        }
+        if let id = transceiver.transportCcExtensionId {
+            media.headerExtensions.append(HeaderExtension(id: Int(id), uri: CongestionControl.uri))
         }
         if info.direction == .sendrecv || info.direction == .sendonly {
             let stream = "carrier-\(sessionId % 100_000)"

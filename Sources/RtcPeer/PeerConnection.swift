@@ -62,6 +62,9 @@ public actor PeerConnection {
     private nonisolated let reception: RtpReception
     /// Outgoing RTP: numbered, counted and kept for NACKs on the sending thread.
     private nonisolated let sending = RtpSending()
+    /// Transport-wide congestion control, when both ends negotiated it.
+    private nonisolated let congestion = CongestionControl()
+    private var congestionFeedbackTask: Task<Void, Never>?
     private var roundTripTime: Double?
     /// Per incoming SSRC, the last sender report's wallclock (Unix seconds) and RTP time.
     private var senderClocks: [UInt32: SenderClock] = [:]
@@ -78,6 +81,7 @@ public actor PeerConnection {
         let (transportEvents, transportSink) = AsyncStream<SecureTransport.Event>.makeStream()
         let directory = self.directory
         let sending = self.sending
+        let congestion = self.congestion
         let created = WeakReference<SecureTransport>()
         let started = ContinuousClock.now
         self.started = started
@@ -92,10 +96,13 @@ public actor PeerConnection {
             // a busy moment delayed retransmissions past the receiver's wait.
             switch event {
             case .rtp(let packet):
+                congestion.received(packet)
                 reception.deliver(packet)
             case .rtcp(let packets):
+                congestion.handle(packets)
                 for case .nack(_, let mediaSsrc, let lost) in packets {
-                    for packet in sending.retransmissions(ssrc: mediaSsrc, sequences: lost) {
+                    for var packet in sending.retransmissions(ssrc: mediaSsrc, sequences: lost) {
+                        congestion.stamp(&packet)
                         created.value?.sendRtp(packet)
                     }
                 }
@@ -444,6 +451,45 @@ public actor PeerConnection {
                     sends: info.direction == .sendrecv || info.direction == .sendonly,
                     midExtensionId: transceiver.midExtensionId)
             })
+        updateCongestionControl()
+    }
+
+    /// Transport-wide congestion control runs when both descriptions, settled,
+    /// map its extension to the same id; its feedback goes out every 100 ms
+    /// once DTLS is up.
+    private func updateCongestionControl() {
+        guard negotiator.signaling == .stable, let local = localDescription, let remote = remoteDescription else {
+            return
+        }
+        func extensionId(_ description: SessionDescription) -> Int? {
+            description.media.first { !$0.isRejected && !$0.isDataChannel }?.headerExtensions
+                .first { $0.uri == CongestionControl.uri }?.id
+        }
+        let ours = extensionId(local)
+        let negotiated = ours.flatMap { id in extensionId(remote) == id ? UInt8(exactly: id) : nil }
+        congestion.setNegotiated(extensionId: negotiated)
+        if negotiated != nil, dtlsConnected { startCongestionFeedback() }
+    }
+
+    private func startCongestionFeedback() {
+        guard congestionFeedbackTask == nil, congestion.isActive else { return }
+        congestionFeedbackTask = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: CongestionControl.feedbackInterval)
+                guard let self else { return }
+                self.sendCongestionFeedback()
+            }
+        }
+    }
+
+    /// Whether transport-wide congestion control was negotiated (both ends numbering and reporting).
+    public nonisolated var congestionIsActive: Bool { congestion.isActive }
+
+    /// What arrived since the last feedback, to the peer (from the feedback task, any thread).
+    private nonisolated func sendCongestionFeedback() {
+        guard !transport.isClosed, let sender = sending.sent.first?.ssrc ?? sending.anySsrc else { return }
+        let packets = congestion.feedback(senderSsrc: sender, mediaSsrc: reception.anyRemoteSsrc ?? 0)
+        if !packets.isEmpty { transport.sendRtcp(packets) }
     }
 
     /// Payload types, SSRCs and the mid extension the peer will use, for BUNDLE demux.
@@ -486,6 +532,7 @@ public actor PeerConnection {
             setState(.connected)
             startSctpIfNegotiated()
             startRtcpTimer()
+            startCongestionFeedback()
         case .pathProbed(let size):
             sctpPacketSizing = .decided(size)
             startSctpIfNegotiated()
@@ -688,7 +735,8 @@ public actor PeerConnection {
             case .doesNotSend(let mid): throw .invalidState("media section \(mid) does not send")
             }
         }
-        for packet in numbered.packets {
+        for var packet in numbered.packets {
+            congestion.stamp(&packet)
             guard transport.sendRtp(packet) else { throw .invalidState("not connected yet") }
         }
         // A first sender report at once, so the receiver can map RTP to wallclock early (A/V sync).
@@ -824,6 +872,7 @@ public actor PeerConnection {
             inbound: reception.inbound,
             selectedPair: pair, droppedCandidates: droppedCandidates,
             connectionLosses: iceLosses, sctpPacketSize: sctpPacketSizing.size)
+        stats.congestion = congestion.stats
         if let pair {
             let turn = Set(transport.ice.configuration.turnServers.map { "\($0.transport)" })
             stats.path = IcePath(local: pair.local, remote: pair.remote, turnTransports: turn)
@@ -836,6 +885,8 @@ public actor PeerConnection {
         guard state != .closed else { return }
         rtcpTask?.cancel()
         rtcpTask = nil
+        congestionFeedbackTask?.cancel()
+        congestionFeedbackTask = nil
         for channel in directory.removeAll() { channel.didClose() }
         for channel in pendingChannels { channel.didClose() }
         pendingChannels = []

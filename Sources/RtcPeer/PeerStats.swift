@@ -33,6 +33,28 @@ public struct PeerStats: Sendable, Equatable {
     /// The largest SCTP packet this end sends, when a path probe raised it
     /// above the default of about 1200 bytes (PathMtuProbe); nil otherwise.
     public var sctpPacketSize: Int?
+    /// Congestion control, when the peer speaks transport-wide feedback or sends REMB.
+    public var congestion: Congestion?
+
+    /// What the send-side estimator makes of the path (`RtcCongestion`).
+    public struct Congestion: Sendable, Equatable {
+        /// The rate the senders should aim at, bit/s.
+        public var targetBitrate: Double
+        /// What the peer acknowledged receiving over the last half second, bit/s.
+        public var acknowledgedBitrate: Double?
+        /// From transport-wide feedback: send to feedback, seconds.
+        public var roundTripTime: Double?
+        /// Share of packets lost in the last loss report, 0-1.
+        public var loss: Double
+        /// The delay detector's verdict: normal, overusing or underusing.
+        public var usage: String
+        /// We sent well under the target: the media, not the path, limits the rate.
+        public var applicationLimited: Bool
+        /// The peer's REMB, bit/s, if it sent one.
+        public var receiverEstimate: Double?
+        /// Transport-wide feedback packets received.
+        public var feedbacksReceived: Int
+    }
 
     /// One incoming RTP stream's reception (RFC 3550 §6.4.1).
     public struct InboundStreamStats: Sendable, Equatable {

@@ -117,6 +117,9 @@ final class RtpReception: @unchecked Sendable {
 
     // MARK: Reports and stats (from the actor)
 
+    /// One of the peer's SSRCs, for feedback that names a media source.
+    var anyRemoteSsrc: UInt32? { lock.withLock { statistics.keys.min() } }
+
     /// An RTCP sender report from the peer: its time, for the DLSR of our next report.
     func noteSenderReport(ssrc: UInt32, ntpTime: UInt64) {
         let now = seconds()

@@ -57,6 +57,9 @@ final class RtpSending: @unchecked Sendable {
         lock.withLock { cache = RetransmissionCache(capacity: cache.capacity) }
     }
 
+    /// Any SSRC of ours, for feedback sent before anything was (transport-wide feedback).
+    var anySsrc: UInt32? { lock.withLock { firstSsrc } }
+
     /// The sender SSRC for feedback (NACK, PLI) about a stream received on
     /// `mid`: nil if no such section is negotiated.
     func feedbackSsrc(mid: String) -> UInt32? {

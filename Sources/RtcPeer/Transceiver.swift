@@ -19,6 +19,9 @@ public struct TransceiverInfo: Sendable, Equatable {
 struct Transceiver {
     var info: TransceiverInfo
     var midExtensionId: UInt8?
+    /// The transport-wide sequence number's extension id in our descriptions
+    /// (ours when we offer, the peer's when we answer), nil when not offered.
+    var transportCcExtensionId: UInt8?
     let cname: String
 
     /// The codecs we offer: Opus and VP8 (the media layer encodes them).
@@ -28,13 +31,13 @@ struct Transceiver {
             [
                 RtpCodec(
                     payloadType: 111, name: "opus", clockRate: 48000, channels: 2,
-                    parameters: "minptime=10;useinbandfec=1")
+                    parameters: "minptime=10;useinbandfec=1", feedback: [CongestionControl.feedbackName])
             ]
         case .video:
             [
                 RtpCodec(
                     payloadType: 96, name: "VP8", clockRate: 90000,
-                    feedback: ["nack", "nack pli", "ccm fir", "goog-remb"])
+                    feedback: ["nack", "nack pli", "ccm fir", "goog-remb", CongestionControl.feedbackName])
             ]
         }
     }

@@ -84,7 +84,7 @@ import Testing
         let sink = MediaSink(
             onAudio: { audio, _ in collected.lock.withLock { collected.audio += audio.samples } },
             onVideo: { picture, _ in collected.lock.withLock { collected.pictures.append(picture) } })
-        let (call, incoming) = try await Self.liveCall(pair, into: sink, bobEvents: bobEvents)
+        let (call, _) = try await Self.liveCall(pair, into: sink, bobEvents: bobEvents)
         try await pair.alice.endCall(call)
         _ = await CallClientTests.ended(bobEvents)
         #expect(

@@ -2,8 +2,8 @@ import Foundation
 
 /// A userspace UDP relay between two peers on 127.0.0.1 that plays the
 /// network between them: it can black out, lose, delay and reorder packets,
-/// change a side's outward port as a NAT that rebinds would, and drop
-/// datagrams above a size.
+/// change a side's outward port as a NAT that rebinds would, drop
+/// datagrams above a size, and squeeze traffic through a bottleneck.
 ///
 /// Each side has a *mapping*, a relay socket that stands for it: what A
 /// sends to B's mapping leaves from A's mapping towards B's real address, so
@@ -34,6 +34,9 @@ public final class UdpRelay: @unchecked Sendable {
     private var lossRate = 0.0
     private var largestDatagram = Int.max
     private var delay: (base: Double, jitter: Double) = (0, 0)
+    /// Per direction (by sending side): when the bottleneck's link is free again.
+    private var bottleneck: (bitsPerSecond: Double, queue: Duration)?
+    private var linkFreeAt: [ContinuousClock.Instant] = [.now, .now]
     private var delayed: [(due: ContinuousClock.Instant, from: Side, bytes: [UInt8])] = []
     private var counts = Counts()
     private var stopped = false
@@ -103,6 +106,16 @@ public final class UdpRelay: @unchecked Sendable {
     /// Holds each packet `milliseconds` ± `jitter` (uniform), which reorders them when the jitter is wide.
     public func setDelay(milliseconds: Double, jitter: Double = 0) {
         lock.withLock { delay = (milliseconds / 1000, jitter / 1000) }
+    }
+
+    /// Each direction becomes a link of `bitsPerSecond` behind a drop-tail queue
+    /// of `queueMilliseconds` (a packet that would wait longer is dropped), as a
+    /// slow uplink with a router's buffer is; nil lifts it. Delay adds after it.
+    public func setBottleneck(bitsPerSecond: Double?, queueMilliseconds: Double = 200) {
+        lock.withLock {
+            bottleneck = bitsPerSecond.map { ($0, .microseconds(Int64(queueMilliseconds * 1000))) }
+            linkFreeAt = [.now, .now]
+        }
     }
 
     /// The NAT in front of `side` takes a new outward port: from now on the
@@ -185,9 +198,21 @@ public final class UdpRelay: @unchecked Sendable {
                 counts.dropped += 1
                 return nil
             }
-            guard delay.base > 0 || delay.jitter > 0 else { return .now }
+            var leaves = ContinuousClock.now
+            if let bottleneck {
+                // A fluid FIFO: the packet starts when the link is free, and is dropped if that is too far off.
+                let start = max(leaves, linkFreeAt[side.rawValue])
+                guard start - leaves <= bottleneck.queue else {
+                    counts.dropped += 1
+                    return nil
+                }
+                leaves = start + .microseconds(Int64(Double(bytes.count * 8) / bottleneck.bitsPerSecond * 1e6))
+                linkFreeAt[side.rawValue] = leaves
+            } else if delay.base <= 0 && delay.jitter <= 0 {
+                return .now
+            }
             let seconds = max(0, delay.base + Double.random(in: -delay.jitter...delay.jitter, using: &generator))
-            let due = ContinuousClock.now + .microseconds(Int64(seconds * 1e6))
+            let due = leaves + .microseconds(Int64(seconds * 1e6))
             delayed.append((due, side, bytes))
             return nil
         }

@@ -1,0 +1,106 @@
+import Foundation
+import RtcCongestion
+import RtcRTP
+
+/// Transport-wide congestion control on a peer connection, callable from any
+/// thread: outgoing RTP gets a transport-wide sequence number and goes into
+/// the send-side estimator (`RtcCongestion`), incoming RTP that carries one is
+/// recorded for our feedback, and the peer's feedback and REMB steer the
+/// target. Active only when both ends negotiated the transport-wide extension
+/// (`a=extmap` with `uri`); otherwise every call here does nothing, so peers
+/// that do not speak it (aiortc) see the packets they always saw.
+///
+/// Packets are stamped on the sending thread (a media pacer, or the ICE
+/// thread for retransmissions); arrivals and feedback come on the ICE thread.
+/// One lock.
+final class CongestionControl: @unchecked Sendable {
+    /// draft-holmer-rmcat-transport-wide-cc-extensions-01 §2.
+    static let uri = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+    /// The id we offer it under (the mid extension takes 1).
+    static let offeredId: UInt8 = 3
+    /// The `a=rtcp-fb` value that asks for the feedback.
+    static let feedbackName = "transport-cc"
+    /// How often the receiver reports arrivals.
+    static let feedbackInterval: Duration = .milliseconds(100)
+
+    private let lock = NSLock()
+    private let started = ContinuousClock.now
+    private var estimator: SendSideEstimator
+    private var recorder = TransportFeedbackRecorder()
+    private var extensionId: UInt8?
+    private var feedbacksReceived = 0
+
+    init(_ configuration: SendSideEstimator.Configuration = .init()) {
+        estimator = SendSideEstimator(configuration)
+    }
+
+    /// µs since this connection began: the estimator's and the recorder's clock.
+    private func now() -> Int64 {
+        let elapsed = ContinuousClock.now - started
+        return elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
+    }
+
+    /// The extension id both ends agreed on, or nil: nothing is stamped or recorded.
+    func setNegotiated(extensionId id: UInt8?) { lock.withLock { extensionId = id } }
+
+    var isActive: Bool { lock.withLock { extensionId != nil } }
+
+    /// Gives a packet about to leave its transport-wide sequence number.
+    func stamp(_ packet: inout RtpPacket) {
+        lock.withLock {
+            guard let id = extensionId else { return }
+            // Header, the extension block and the payload: what the link carries of it, near enough.
+            let size = 12 + 4 + packet.extensions.reduce(0) { $0 + 1 + $1.data.count } + 3 + packet.payload.count
+            let sent = estimator.packetSent(size: size, at: now())
+            let sequence = UInt16(truncatingIfNeeded: sent.sequence)
+            packet.extensions.removeAll { $0.id == id }
+            packet.extensions.append(.init(id: id, data: [UInt8(sequence >> 8), UInt8(sequence & 0xFF)]))
+        }
+    }
+
+    /// Notes an incoming packet's arrival, if it carries the extension.
+    func received(_ packet: RtpPacket) {
+        lock.withLock {
+            guard let id = extensionId, let data = packet.extensionData(id: id), data.count >= 2 else { return }
+            recorder.record(sequence: UInt16(data[0]) << 8 | UInt16(data[1]), at: now())
+        }
+    }
+
+    /// The feedback due now, from `senderSsrc` about the stream `mediaSsrc` (any of the peer's).
+    func feedback(senderSsrc: UInt32, mediaSsrc: UInt32) -> [RtcpPacket] {
+        lock.withLock {
+            guard extensionId != nil else { return [] }
+            return recorder.makeFeedback(senderSsrc: senderSsrc, mediaSsrc: mediaSsrc).map { .transportFeedback($0) }
+        }
+    }
+
+    /// The peer's transport-wide feedback and REMB.
+    func handle(_ packets: [RtcpPacket]) {
+        lock.withLock {
+            for packet in packets {
+                switch packet {
+                case .transportFeedback(let feedback) where extensionId != nil:
+                    estimator.feedback(feedback, at: now())
+                    feedbacksReceived += 1
+                case .remb(_, let bitrate, _):
+                    estimator.receiverEstimate(Double(bitrate))
+                default:
+                    break
+                }
+            }
+        }
+    }
+
+    /// What the estimator says now; nil when nothing was negotiated and no REMB came.
+    var stats: PeerStats.Congestion? {
+        lock.withLock {
+            let snapshot = estimator.snapshot
+            guard extensionId != nil || snapshot.receiverCap != nil else { return nil }
+            return PeerStats.Congestion(
+                targetBitrate: snapshot.target, acknowledgedBitrate: snapshot.acknowledged,
+                roundTripTime: extensionId != nil && feedbacksReceived > 0 ? Double(snapshot.rtt) / 1e6 : nil,
+                loss: snapshot.loss, usage: snapshot.usage.rawValue, applicationLimited: snapshot.applicationLimited,
+                receiverEstimate: snapshot.receiverCap, feedbacksReceived: feedbacksReceived)
+        }
+    }
+}
