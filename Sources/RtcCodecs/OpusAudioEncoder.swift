@@ -55,6 +55,7 @@ public final class OpusAudioEncoder: @unchecked Sendable {
         else { throw .library("opus_encoder_create: \(Self.describe(error))") }
         self.encoder = encoder
         self.settings = settings
+        bitrate = settings.bitrate
         cshim_opus_set_bitrate(encoder, Int32(settings.bitrate))
         cshim_opus_set_inband_fec(encoder, settings.inbandFec)
         cshim_opus_set_packet_loss_perc(encoder, Int32(settings.expectedLossPercent))
@@ -63,6 +64,22 @@ public final class OpusAudioEncoder: @unchecked Sendable {
     }
 
     deinit { opus_encoder_destroy(encoder) }
+
+    /// The bitrate it aims at now (the settings' until `setBitrate`).
+    public private(set) var bitrate: Int
+
+    /// Aims at another bitrate from the next frame on (6-510 kbit/s, Opus's range).
+    public func setBitrate(_ bitsPerSecond: Int) {
+        let clamped = min(max(bitsPerSecond, 6000), 510_000)
+        guard clamped != bitrate else { return }
+        cshim_opus_set_bitrate(encoder, Int32(clamped))
+        bitrate = clamped
+    }
+
+    /// The loss the receiver reports, so in-band FEC spends what the path loses (0-100).
+    public func setExpectedLoss(percent: Int) {
+        cshim_opus_set_packet_loss_perc(encoder, Int32(min(max(percent, 0), 100)))
+    }
 
     /// Encodes one frame (2.5 to 60 ms of 48 kHz samples, interleaved) into one packet.
     public func encode(_ samples: [Int16]) throws(CodecError) -> [UInt8] {

@@ -50,6 +50,9 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
     /// The settings it was made with.
     public let settings: Settings
     private var context = vpx_codec_ctx_t()
+    private var config = vpx_codec_enc_cfg_t()
+    /// The bitrate it aims at now (the settings' until `setBitrate`).
+    public private(set) var bitrate: Int
     private var image = vpx_image_t()
     private var frameIndex: Int64 = 0
 
@@ -59,7 +62,7 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
             throw .badSettings("VP8 needs an even width and height, not \(settings.width)x\(settings.height)")
         }
         self.settings = settings
-        var config = vpx_codec_enc_cfg_t()
+        bitrate = settings.bitrate
         guard cshim_vpx_vp8_encoder_default_config(&config) == VPX_CODEC_OK else {
             throw .library("vpx_codec_enc_config_default failed")
         }
@@ -86,6 +89,18 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
         _ = cshim_vpx_control_int(&context, Int32(VP8E_SET_CPUUSED.rawValue), Int32(settings.speed))
         _ = cshim_vpx_control_int(&context, Int32(VP8E_SET_STATIC_THRESHOLD.rawValue), 1)
         _ = cshim_vpx_control_int(&context, Int32(VP8E_SET_NOISE_SENSITIVITY.rawValue), 0)
+    }
+
+    /// Aims at another bitrate from the next frame on (congestion control):
+    /// libvpx takes a new configuration between frames without a keyframe.
+    public func setBitrate(_ bitsPerSecond: Int) throws(CodecError) {
+        let kilobits = UInt32(max(bitsPerSecond / 1000, 1))
+        guard kilobits != config.rc_target_bitrate else { return }
+        config.rc_target_bitrate = kilobits
+        guard vpx_codec_enc_config_set(&context, &config) == VPX_CODEC_OK else {
+            throw .library("vpx_codec_enc_config_set: \(Self.lastError(&context))")
+        }
+        bitrate = bitsPerSecond
     }
 
     deinit { vpx_codec_destroy(&context) }

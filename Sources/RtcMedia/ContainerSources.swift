@@ -16,6 +16,8 @@ public final class ContainerAudioSource: MediaSource, @unchecked Sendable {
     private let start: Double
     private let decoder: TrackDecoder?
     private let encoder: OpusAudioEncoder?
+    /// The bitrate asked for: congestion control may lower the encoder's, never raise it above this.
+    private let bitrate: Int
     /// Decoded PCM not yet encoded (interleaved).
     private var pending: [Int16] = []
     private var encodedFrames = 0
@@ -30,6 +32,7 @@ public final class ContainerAudioSource: MediaSource, @unchecked Sendable {
         container = try MediaContainer(path: path)
         track = try container.track(.audio)
         self.start = start
+        self.bitrate = bitrate
         if track.isOpus {
             decoder = nil
             encoder = nil
@@ -79,6 +82,13 @@ public final class ContainerAudioSource: MediaSource, @unchecked Sendable {
     }
 
     /// Back to `start` (for looping).
+    public func setTargetBitrate(_ bitsPerSecond: Int, loss: Double) -> Bool {
+        guard let encoder else { return false }  // Opus passed through as the file has it
+        encoder.setBitrate(min(bitsPerSecond, bitrate))
+        encoder.setExpectedLoss(percent: Int((loss * 100).rounded()))
+        return true
+    }
+
     public func rewind() {
         container.seek(to: start)
         decoder?.flush()
@@ -168,4 +178,9 @@ public final class ContainerVideoSource: MediaSource, @unchecked Sendable {
 
     /// The next frame encoded here is a keyframe (pass-through cannot).
     public func requestKeyframe() { pictures.keyframeWanted = true }
+
+    public func setTargetBitrate(_ bitsPerSecond: Int, loss: Double) -> Bool {
+        guard decoder != nil else { return false }  // VP8 passed through as the file has it
+        return (try? pictures.setTarget(bitsPerSecond)) != nil
+    }
 }

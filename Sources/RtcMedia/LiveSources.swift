@@ -34,6 +34,13 @@ public final class LiveAudioSource: MediaSource, @unchecked Sendable {
         label = "live audio (48 kHz, \(self.channels) ch → Opus)"
     }
 
+    /// Congestion control lowers the encoder's rate (never above the one asked for); the sender's thread calls it.
+    public func setTargetBitrate(_ bitsPerSecond: Int, loss: Double) -> Bool {
+        encoder.setBitrate(min(bitsPerSecond, encoder.settings.bitrate))
+        encoder.setExpectedLoss(percent: Int((loss * 100).rounded()))
+        return true
+    }
+
     /// Adds interleaved PCM (48 kHz, `channels` channels).
     public func push(_ samples: [Int16]) {
         condition.withLock {
@@ -150,4 +157,8 @@ public final class LiveVideoSource: MediaSource, @unchecked Sendable {
 
     /// The next picture is encoded as a keyframe.
     public func requestKeyframe() { encoder.keyframeWanted = true }
+
+    public func setTargetBitrate(_ bitsPerSecond: Int, loss: Double) -> Bool {
+        (try? encoder.setTarget(bitsPerSecond)) != nil
+    }
 }

@@ -32,6 +32,11 @@ public actor MediaSender {
         public var roundTripTime: Double?
         /// Packets the receiver reported lost (cumulative, all our streams).
         public var packetsLostByPeer: Int64 = 0
+        /// Congestion control's share for this track, bit/s, when the peer gives feedback.
+        public var targetBitrate: Int?
+        /// Whether the encoder follows that share: false for a track passed through
+        /// as the file holds it (its rate cannot change), nil before any share came.
+        public var followsTarget: Bool?
     }
 
     private let peer: PeerConnection

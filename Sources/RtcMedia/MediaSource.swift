@@ -37,6 +37,10 @@ public protocol MediaSource: AnyObject, Sendable {
     /// The sender stops: a source that waits for its application (a live
     /// source) stops waiting, so that the sender's thread can end. Any thread.
     func stop()
+    /// Congestion control's share for this track, bit/s (and the loss the peer
+    /// sees, 0-1): a source that encodes aims its encoder there and returns
+    /// true; one that passes coded media through cannot, and returns false.
+    func setTargetBitrate(_ bitsPerSecond: Int, loss: Double) -> Bool
 }
 
 extension MediaSource {
@@ -46,6 +50,8 @@ extension MediaSource {
     public var framesEncoded: Int { 0 }
     /// Sources that never wait have nothing to stop.
     public func stop() {}
+    /// Pass-through sources send what the file holds, at its rate.
+    public func setTargetBitrate(_ bitsPerSecond: Int, loss: Double) -> Bool { false }
 }
 
 /// Opens a media file as a source, through libavformat whatever its format

@@ -8,6 +8,8 @@ import RtcCodecs
 final class PictureEncoder {
     private let framesPerSecond: Int
     private let bitrate: Int?
+    /// Congestion control's target, which overrides the size-based rate once set.
+    private var target: Int?
     private var encoder: Vp8VideoEncoder?
     private(set) var framesEncoded = 0
     /// The next picture is made a keyframe (a peer's request, a rewind).
@@ -16,6 +18,26 @@ final class PictureEncoder {
     init(framesPerSecond: Int, bitrate: Int?) {
         self.framesPerSecond = max(framesPerSecond, 1)
         self.bitrate = bitrate
+    }
+
+    /// Aims the encoder (and any made for a new size) at `bitsPerSecond`, but
+    /// never above the rate asked for, or twice what the picture size needs:
+    /// a path that carries more gains a small picture nothing.
+    func setTarget(_ bitsPerSecond: Int) throws {
+        target = bitsPerSecond
+        if let encoder {
+            try encoder.setBitrate(
+                cappedTarget(width: encoder.settings.width, height: encoder.settings.height) ?? bitsPerSecond)
+        }
+    }
+
+    private func sizeRate(width: Int, height: Int) -> Int {
+        let pixelsPerSecond = Double(width * height * framesPerSecond)
+        return min(max(Int(pixelsPerSecond * 0.06), 200_000), 2_500_000)
+    }
+
+    private func cappedTarget(width: Int, height: Int) -> Int? {
+        target.map { min($0, bitrate ?? 2 * sizeRate(width: width, height: height)) }
     }
 
     /// The picture as one VP8 frame at `time`; nil when the rate control skipped it.
@@ -34,8 +56,9 @@ final class PictureEncoder {
         if let encoder, encoder.settings.width == picture.width, encoder.settings.height == picture.height {
             return encoder
         }
-        let pixelsPerSecond = Double(picture.width * picture.height * framesPerSecond)
-        let rate = bitrate ?? min(max(Int(pixelsPerSecond * 0.06), 200_000), 2_500_000)
+        let rate =
+            cappedTarget(width: picture.width, height: picture.height) ?? bitrate
+            ?? sizeRate(width: picture.width, height: picture.height)
         let made = try Vp8VideoEncoder(
             .init(
                 width: picture.width, height: picture.height, framesPerSecond: framesPerSecond, bitrate: rate,

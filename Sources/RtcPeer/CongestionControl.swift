@@ -91,6 +91,28 @@ final class CongestionControl: @unchecked Sendable {
         }
     }
 
+    /// Audio goes first: each audio track gets up to 64 kbit/s (half the target at most, when
+    /// video shares it), and the video tracks split what is left, at least 30 kbit/s each.
+    static let audioShareCap = 64_000.0
+    static let videoFloor = 30_000.0
+
+    /// This track's share of the target, bit/s, and the loss last reported (0-1);
+    /// nil when congestion control has nothing to say (not negotiated, no REMB).
+    func share(isAudio: Bool, audioTracks: Int, videoTracks: Int) -> (bitrate: Int, loss: Double)? {
+        lock.withLock {
+            let snapshot = estimator.snapshot
+            guard extensionId != nil || snapshot.receiverCap != nil else { return nil }
+            let target = snapshot.target
+            let audioEach =
+                audioTracks == 0
+                ? 0 : min(Self.audioShareCap, target * (videoTracks > 0 ? 0.5 : 1) / Double(audioTracks))
+            let videoEach =
+                videoTracks == 0
+                ? 0 : max((target - audioEach * Double(audioTracks)) / Double(videoTracks), Self.videoFloor)
+            return (Int(isAudio ? audioEach : videoEach), snapshot.loss)
+        }
+    }
+
     /// What the estimator says now; nil when nothing was negotiated and no REMB came.
     var stats: PeerStats.Congestion? {
         lock.withLock {

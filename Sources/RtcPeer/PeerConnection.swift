@@ -482,6 +482,14 @@ public actor PeerConnection {
         }
     }
 
+    /// The bitrate congestion control gives the track sent on `mid` (audio first,
+    /// video the rest) and the loss the peer sees; nil when it has nothing to say
+    /// (the peer speaks neither transport-wide feedback nor REMB). Any thread.
+    public nonisolated func bitrateShare(mid: String) -> (bitrate: Int, loss: Double)? {
+        let tracks = sending.sendingTracks(mid: mid)
+        return congestion.share(isAudio: tracks.isAudio, audioTracks: tracks.audio, videoTracks: tracks.video)
+    }
+
     /// Whether transport-wide congestion control was negotiated (both ends numbering and reporting).
     public nonisolated var congestionIsActive: Bool { congestion.isActive }
 

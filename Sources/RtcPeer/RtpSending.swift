@@ -57,6 +57,18 @@ final class RtpSending: @unchecked Sendable {
         lock.withLock { cache = RetransmissionCache(capacity: cache.capacity) }
     }
 
+    /// Sections that send, audio and video (told apart by their clock rate: Opus 48 kHz, VP8 90 kHz),
+    /// and whether `mid` is one of the audio ones.
+    func sendingTracks(mid: String) -> (isAudio: Bool, audio: Int, video: Int) {
+        lock.withLock {
+            let sending = streams.values.filter { $0.section.sends && $0.section.payloadType != nil }
+            let audio = sending.filter { $0.section.clockRate == 48000 }
+            return (
+                audio.contains { $0.section.mid == mid }, audio.count, sending.count - audio.count
+            )
+        }
+    }
+
     /// Any SSRC of ours, for feedback sent before anything was (transport-wide feedback).
     var anySsrc: UInt32? { lock.withLock { firstSsrc } }
 

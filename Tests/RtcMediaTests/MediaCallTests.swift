@@ -20,7 +20,7 @@ import Testing
     /// Sends `audio` and `video` files from the offerer for `seconds`, records at the answerer.
     static func call(
         audio: String?, video: String?, seconds: Double, loss: Double = 0, webm: String? = nil,
-        during: (@Sendable (PeerConnection, String) async -> Void)? = nil
+        relay: UdpRelay? = nil, during: (@Sendable (PeerConnection, String) async -> Void)? = nil
     ) async throws -> Result {
         let directory = temporaryDirectory("media-call")
         var lossy = PeerConfiguration(localAddresses: ["127.0.0.1"])
@@ -31,21 +31,28 @@ import Testing
         let videoMid = video != nil ? await offerer.addTransceiver(.video, direction: .sendonly).mid : nil
         let offererEvents = await offerer.events()
         let answererEvents = await answerer.events()
+        // Through the relay, when there is one: each side sees the other at the relay's mappings.
+        let fromOfferer: @Sendable (String) -> String = { relay?.rewrite($0, from: .a) ?? $0 }
+        let fromAnswerer: @Sendable (String) -> String = { relay?.rewrite($0, from: .b) ?? $0 }
         let forwards = [
             Task {
-                for await case .localCandidate(let c, _, _) in offererEvents { try? await answerer.addIceCandidate(c) }
+                for await case .localCandidate(let c, _, _) in offererEvents {
+                    try? await answerer.addIceCandidate(fromOfferer(c))
+                }
             },
             Task {
-                for await case .localCandidate(let c, _, _) in answererEvents { try? await offerer.addIceCandidate(c) }
+                for await case .localCandidate(let c, _, _) in answererEvents {
+                    try? await offerer.addIceCandidate(fromAnswerer(c))
+                }
             },
         ]
         defer { for task in forwards { task.cancel() } }
         let offer = try await offerer.createOffer()
         try await offerer.setLocalDescription(offer)
-        try await answerer.setRemoteDescription(offer, type: .offer)
+        try await answerer.setRemoteDescription(relay?.rewriteDescription(offer, from: .a) ?? offer, type: .offer)
         let answer = try await answerer.createAnswer()
         try await answerer.setLocalDescription(answer)
-        try await offerer.setRemoteDescription(answer, type: .answer)
+        try await offerer.setRemoteDescription(relay?.rewriteDescription(answer, from: .b) ?? answer, type: .answer)
         for _ in 0..<500 where await offerer.connectionState != .connected {
             try await Task.sleep(for: .milliseconds(10))  // polling the state, bounded (5 s)
         }
@@ -76,7 +83,7 @@ import Testing
         var sentPackets = 0
         for sender in senders { sentPackets += await sender.currentStats().packetsSent }
         for _ in 0..<250 {
-            var accounted = Int(await answerer.stats().simulatedDrops)
+            var accounted = Int(await answerer.stats().simulatedDrops) + (relay?.currentCounts.dropped ?? 0)
             for receiver in receivers { accounted += await receiver.currentStats().packetsReceived }
             if accounted >= sentPackets { break }
             try await Task.sleep(for: .milliseconds(20))  // polling the counters, bounded
@@ -170,6 +177,34 @@ import Testing
         #expect(videoDrops == 0 || video.nacksSent > 0, "\(videoDrops) video packets dropped, \(video.nacksSent) NACKs")
         #expect(result.dropped > 0)
         print("5% loss: \(frames) frames, PSNR \(String(format: "%.1f", psnr)) dB, \(result.received)")
+    }
+
+    /// 150 kbit/s behind a 200 ms queue, less than the tone and the picture take
+    /// at their own rates (64 + 200 kbit/s): transport-wide feedback brings the
+    /// encoders under the link, and the pacer spreads each frame, so little is dropped.
+    @Test func encodersFollowABottleneckInsteadOfOverfillingIt() async throws {
+        let relay = try UdpRelay()
+        defer { relay.stop() }
+        relay.setBottleneck(bitsPerSecond: 150_000, queueMilliseconds: 200)
+        let y4m = MediaChecks.mediaFile("testsrc.y4m")
+        let result = try await Self.call(
+            audio: MediaChecks.mediaFile("tone-440-660.wav"), video: y4m, seconds: 12, relay: relay)
+        defer { try? FileManager.default.removeItem(atPath: result.directory) }
+        let video = try #require(result.sent.first { $0.kind == "video" })
+        let audio = try #require(result.sent.first { $0.kind == "audio" })
+        #expect(video.followsTarget == true && audio.followsTarget == true)
+        let videoTarget = try #require(video.targetBitrate)
+        let audioTarget = try #require(audio.targetBitrate)
+        #expect(videoTarget + audioTarget < 150_000, "video \(videoTarget), audio \(audioTarget)")
+        let counts = relay.currentCounts
+        let dropShare = Double(counts.dropped) / Double(counts.dropped + counts.forwarded)
+        let (frames, psnr) = try Self.videoPsnr(result.directory, source: y4m)
+        let received = try #require(result.received.first { $0.kind == "video" })
+        print(
+            "150 kbit/s: \(frames) frames, PSNR \(psnr) dB, dropped \(counts.dropped) of \(counts.dropped + counts.forwarded), targets \(videoTarget)/\(audioTarget), \(received)"
+        )
+        #expect(dropShare < 0.08, "\(counts.dropped) of \(counts.dropped + counts.forwarded) dropped")
+        #expect(Double(frames) >= 12 * 15 * 0.8, "\(frames) frames of 180")
     }
 
     /// A PLI from the receiver reaches the encoding source: the next frame is a keyframe.
