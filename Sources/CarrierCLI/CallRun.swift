@@ -177,16 +177,8 @@ struct CallRun {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             guard let stats = try? await client.mediaStats(callId) else { return }
-            var parts: [String] = []
-            for sent in stats.sent where sent.packetsSent > 0 {
-                parts.append("↑\(sent.kind) \(sent.framesSent) fr \(sent.bytesSent / 1000) kB")
-            }
-            for received in stats.received where received.packetsReceived > 0 {
-                parts.append(
-                    "↓\(received.kind) \(received.framesDecoded) fr \(received.bytesReceived / 1000) kB lost \(received.packetsLost)"
-                )
-            }
-            if !parts.isEmpty { output.log("stats: " + parts.joined(separator: " | ")) }
+            let line = liveStatsLine(stats, peer: try? await client.peerStats(callId))
+            if let line { output.log(line) }
         }
     }
 }

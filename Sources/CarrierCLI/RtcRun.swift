@@ -252,18 +252,7 @@ actor RtcRun {
     /// One line a second on stderr while media flows.
     private func printLiveStats() async {
         guard summary.connected, !done, let callId, let stats = try? await client.mediaStats(callId) else { return }
-        guard !stats.sent.isEmpty || stats.received.contains(where: { $0.packetsReceived > 0 }) else { return }
-        var parts: [String] = []
-        for sent in stats.sent {
-            parts.append("↑\(sent.kind) \(sent.framesSent) fr \(sent.bytesSent / 1000) kB")
-        }
-        for received in stats.received where received.packetsReceived > 0 {
-            parts.append(
-                "↓\(received.kind) \(received.framesDecoded) fr \(received.bytesReceived / 1000) kB lost \(received.packetsLost)"
-                    + (received.kind == "video" ? " nack \(received.nacksSent) pli \(received.plisSent)" : ""))
-        }
-        if let rtt = try? await client.peerStats(callId).roundTripTime { parts.append("rtt \(rounded(rtt * 1000)) ms") }
-        output.log("stats: " + parts.joined(separator: " | "))
+        if let line = liveStatsLine(stats, peer: try? await client.peerStats(callId)) { output.log(line) }
     }
 
     private func finish(_ error: String?) {

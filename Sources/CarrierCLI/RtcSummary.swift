@@ -1,4 +1,5 @@
 import Foundation
+import RtcCalls
 import RtcFileTransfer
 import RtcMedia
 import RtcPeer
@@ -96,6 +97,9 @@ extension MediaSender.Stats {
             "framesEncoded": framesEncoded, "keyframes": keyframesSent, "keyframeRequests": keyframeRequests,
             "seconds": rounded(seconds), "lostByPeer": Int(packetsLostByPeer),
         ].merging(roundTripTime.map { ["rttMs": rounded($0 * 1000)] } ?? [:]) { $1 }
+            .merging(targetBitrate.map { ["targetKbps": $0 / 1000, "followsTarget": followsTarget ?? false] } ?? [:]) {
+                $1
+            }
     }
 }
 
@@ -119,6 +123,40 @@ extension MediaReceiver.Stats {
         }
         return object
     }
+}
+
+/// The line `call` and `rtc` print each second while media flows (nil before any):
+/// per track sent, frames, bytes and congestion control's share; per track
+/// received, frames, bytes, loss, and for video the NACKs, PLIs and freezes;
+/// then the estimate (target, what the peer acknowledged, loss) and the round trip.
+func liveStatsLine(_ stats: CallMediaStats, peer: PeerStats?) -> String? {
+    let sending = stats.sent.filter { $0.packetsSent > 0 }
+    let receiving = stats.received.filter { $0.packetsReceived > 0 }
+    guard !sending.isEmpty || !receiving.isEmpty else { return nil }
+    var parts: [String] = []
+    for sent in sending {
+        var part = "↑\(sent.kind) \(sent.framesSent) fr \(sent.bytesSent / 1000) kB"
+        if let target = sent.targetBitrate {
+            part += sent.followsTarget == false ? " (passed through)" : " at \(target / 1000) kbit/s"
+        }
+        parts.append(part)
+    }
+    for received in receiving {
+        parts.append(
+            "↓\(received.kind) \(received.framesDecoded) fr \(received.bytesReceived / 1000) kB lost \(received.packetsLost)"
+                + (received.kind == "video"
+                    ? " nack \(received.nacksSent) pli \(received.plisSent) freezes \(received.freezes)" : ""))
+    }
+    if let congestion = peer?.congestion, !sending.isEmpty {
+        var part = "target \(Int(congestion.targetBitrate / 1000)) kbit/s"
+        if let acknowledged = congestion.acknowledgedBitrate { part += " acked \(Int(acknowledged / 1000))" }
+        part += " loss \(rounded(congestion.loss * 100))%"
+        parts.append(part)
+    }
+    if let rtt = peer?.roundTripTime ?? peer?.congestion?.roundTripTime {
+        parts.append("rtt \(rounded(rtt * 1000)) ms")
+    }
+    return "stats: " + parts.joined(separator: " | ")
 }
 
 /// One line per track sent and received, for the summaries of `call` and `rtc`.

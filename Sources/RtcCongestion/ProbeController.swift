@@ -2,11 +2,13 @@
 /// measured from how the burst arrives (draft-ietf-rmcat-gcc-02 leaves it open;
 /// libwebrtc's ProbeController and str0m's BWE do this).
 public struct ProbeCluster: Equatable, Sendable {
+    /// Names the cluster: its packets carry it, so their feedback can be told apart.
     public var id: Int
     /// bit/s.
     public var rate: Double
     /// At least this many packets, over at least `duration` µs.
     public var packets: Int
+    /// µs.
     public var duration: Int64
 
     /// How large each probe packet should be: the rate's bytes for the duration

@@ -8,11 +8,16 @@ import RtcRTP
 ///
 /// Times are µs on the caller's monotonic clock; rates are bit/s.
 public struct SendSideEstimator: Sendable {
+    /// The rates the estimate starts at and stays between, bit/s.
     public struct Configuration: Sendable {
+        /// Where the estimate starts (libwebrtc: 300 kbit/s).
         public var start: Double
+        /// It never goes below this.
         public var minimum: Double
+        /// Nor above this.
         public var maximum: Double
 
+        /// Rates in bit/s.
         public init(start: Double = 300_000, minimum: Double = 30_000, maximum: Double = 2_500_000) {
             self.start = start
             self.minimum = minimum
@@ -22,11 +27,15 @@ public struct SendSideEstimator: Sendable {
 
     /// Everything the estimator knows, for stats and plots.
     public struct Snapshot: Equatable, Sendable {
+        /// What the senders should aim at: the lowest of the two controllers and the receiver's cap.
         public var target: Double
+        /// The delay-based controller's rate.
         public var delayBased: Double
+        /// The loss-based controller's rate.
         public var lossBased: Double
         /// What the receiver acknowledged over the last half second, if known.
         public var acknowledged: Double?
+        /// The delay detector's last verdict.
         public var usage: BandwidthUsage
         /// Round trip from feedback: send to feedback received, µs.
         public var rtt: Int64
@@ -38,6 +47,7 @@ public struct SendSideEstimator: Sendable {
         public var receiverCap: Double?
     }
 
+    /// The rates it was made with.
     public let configuration: Configuration
     private var history = SentPacketHistory()
     private var groups = InterArrivalGroups()
@@ -53,6 +63,7 @@ public struct SendSideEstimator: Sendable {
     private var receiverCap: Double?
     private var usage = BandwidthUsage.normal
 
+    /// An estimator at its start rate, with the two start probes due.
     public init(_ configuration: Configuration = Configuration()) {
         self.configuration = configuration
         aimd = AimdRateControl(
@@ -68,6 +79,7 @@ public struct SendSideEstimator: Sendable {
             configuration.maximum)
     }
 
+    /// Everything it knows now.
     public var snapshot: Snapshot {
         let sent = sentRate.rate
         return Snapshot(

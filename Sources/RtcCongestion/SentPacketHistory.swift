@@ -11,6 +11,7 @@ public struct SentPacket: Equatable, Sendable {
     /// The probe cluster the packet belongs to, if it was sent to probe the path.
     public var probeCluster: Int?
 
+    /// A packet as sent.
     public init(sequence: Int64, sendTime: Int64, size: Int, probeCluster: Int? = nil) {
         self.sequence = sequence
         self.sendTime = sendTime
@@ -21,10 +22,12 @@ public struct SentPacket: Equatable, Sendable {
 
 /// What the receiver said of one sent packet.
 public struct PacketResult: Equatable, Sendable {
+    /// The packet, as it was sent.
     public var sent: SentPacket
     /// Arrival in µs on the receiver's clock, or nil if it was reported lost.
     public var arrival: Int64?
 
+    /// A packet and its fate.
     public init(sent: SentPacket, arrival: Int64?) {
         self.sent = sent
         self.arrival = arrival

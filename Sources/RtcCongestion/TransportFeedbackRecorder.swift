@@ -14,6 +14,7 @@ public struct TransportFeedbackRecorder: Sendable {
     private var nextToReport: Int64?
     private var feedbackCount: UInt8 = 0
 
+    /// A recorder that has seen nothing yet.
     public init() {}
 
     /// A packet carrying transport-wide sequence number `sequence` arrived at `time` (µs, receiver's clock).

@@ -81,7 +81,7 @@ public final class ContainerAudioSource: MediaSource, @unchecked Sendable {
         return nil
     }
 
-    /// Back to `start` (for looping).
+    /// Congestion control lowers the encoder's rate (never above the one asked for); false when passed through.
     public func setTargetBitrate(_ bitsPerSecond: Int, loss: Double) -> Bool {
         guard let encoder else { return false }  // Opus passed through as the file has it
         encoder.setBitrate(min(bitsPerSecond, bitrate))
@@ -89,6 +89,7 @@ public final class ContainerAudioSource: MediaSource, @unchecked Sendable {
         return true
     }
 
+    /// Back to `start` (for looping).
     public func rewind() {
         container.seek(to: start)
         decoder?.flush()
@@ -179,6 +180,7 @@ public final class ContainerVideoSource: MediaSource, @unchecked Sendable {
     /// The next frame encoded here is a keyframe (pass-through cannot).
     public func requestKeyframe() { pictures.keyframeWanted = true }
 
+    /// Congestion control's share goes to the VP8 encoder; false when VP8 is passed through.
     public func setTargetBitrate(_ bitsPerSecond: Int, loss: Double) -> Bool {
         guard decoder != nil else { return false }  // VP8 passed through as the file has it
         return (try? pictures.setTarget(bitsPerSecond)) != nil

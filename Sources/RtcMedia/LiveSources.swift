@@ -158,6 +158,7 @@ public final class LiveVideoSource: MediaSource, @unchecked Sendable {
     /// The next picture is encoded as a keyframe.
     public func requestKeyframe() { encoder.keyframeWanted = true }
 
+    /// Congestion control's share goes to the VP8 encoder.
     public func setTargetBitrate(_ bitsPerSecond: Int, loss: Double) -> Bool {
         (try? encoder.setTarget(bitsPerSecond)) != nil
     }

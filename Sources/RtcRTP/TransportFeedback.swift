@@ -7,7 +7,9 @@
 /// (`referenceTime` × 64 ms), on the receiver's clock; on the wire each is a
 /// delta from the previous arrival in 250 µs ticks.
 public struct TransportFeedback: Equatable, Sendable {
+    /// Who sends the feedback.
     public var senderSsrc: UInt32
+    /// One of the streams it is about (transport-wide feedback covers them all).
     public var mediaSsrc: UInt32
     /// The transport-wide sequence number of the first packet reported.
     public var baseSequence: UInt16
@@ -24,6 +26,7 @@ public struct TransportFeedback: Equatable, Sendable {
     /// 250 µs: the unit of a receive delta.
     public static let deltaTick: Int64 = 250
 
+    /// Feedback as it goes on the wire.
     public init(
         senderSsrc: UInt32, mediaSsrc: UInt32, baseSequence: UInt16, referenceTime: Int32, feedbackCount: UInt8,
         arrivals: [Int64?]
