@@ -7,9 +7,12 @@ import Foundation
 /// connectivity checks, consent freshness (RFC 7675) and ICE restart.
 ///
 /// Thread safety: libnice locks its agent, so every method may be called from
-/// any thread. Events and received packets are delivered on the agent's own
-/// GLib thread (`onEvent`, `onPacket`); handlers must be quick and must not
-/// block that thread.
+/// any thread. Received packets are delivered on the agent's own GLib thread
+/// (`onPacket`), and so are most events (`onEvent`); but libnice emits some
+/// events on the thread that called into it (a state change while a remote
+/// candidate is added, gathering starts or a failed stream is parked), so a
+/// handler must not assume the GLib thread. Handlers may call the agent
+/// again; they must be quick and must not block.
 public final class IceAgent: @unchecked Sendable {
     /// How this agent gathers and checks, as it was made.
     public let configuration: IceConfiguration
@@ -20,7 +23,13 @@ public final class IceAgent: @unchecked Sendable {
     private var signalIds: [UInt] = []
     /// One per `turns:` server, for the agent's life.
     private var tlsBridges: [TurnTlsBridge] = []
-    private let lock = NSLock()
+    /// Recursive: libnice emits some of its signals on the thread that called
+    /// it (a state change inside `nice_agent_set_remote_candidates`,
+    /// `gather_candidates` or `restart_stream`), so a handler may run inside
+    /// one of our calls that holds this lock, and call us again (the DTLS layer
+    /// sends its held flight when ICE connects). With a plain lock that thread
+    /// waited for itself, and the GLib thread behind it: the process hung.
+    private let lock = NSRecursiveLock()
     private var closed = false
 
     /// What the GLib thread calls into; retained by the agent.

@@ -319,3 +319,79 @@ final class PairLog: @unchecked Sendable {
     var gathered: [String] { lock.withLock { candidates } }
     var selected: [[String]] { lock.withLock { pairs } }
 }
+
+/// libnice emits some signals on the thread that called it, not on the GLib
+/// thread: a state change inside gathering, or inside adding a remote
+/// candidate once the peer's checks have connected us (a peer-reflexive
+/// pair, when signaling is slower than the checks). A handler that called
+/// back into the agent there (the DTLS layer sends its held flight on
+/// connected) deadlocked on the agent's own lock, and the process hung
+/// (seen with Chromium under load, about 1 run in 10; here, at gathering).
+@Suite struct IceReentrancyTests {
+    final class Box: @unchecked Sendable {
+        let lock = NSLock()
+        var agent: IceAgent?
+        var states: [IceState] = []
+        var candidates: [String] = []
+    }
+
+    /// Runs `body` on a thread of its own: false if it has not returned within 5 s
+    /// (a deadlock shows as a failure, not as a hung test run).
+    private func returns(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            body()
+            done.signal()
+        }
+        return done.wait(timeout: .now() + 5) == .success
+    }
+
+    @Test func aHandlerMayCallTheAgentFromASignalEmittedInsideOurCall() async throws {
+        let a = try IcePeer(controlling: true)
+        let box = Box()
+        var configuration = IceConfiguration(controlling: false)
+        configuration.localAddresses = ["127.0.0.1"]
+        let b = try IceAgent(
+            configuration: configuration,
+            onEvent: { event in
+                switch event {
+                case .stateChanged(let state):
+                    let agent = box.lock.withLock {
+                        box.states.append(state)
+                        return box.agent
+                    }
+                    _ = agent?.send([0])  // back into the agent, from whatever thread this is
+                case .localCandidate(let line):
+                    box.lock.withLock { box.candidates.append(line) }
+                default:
+                    break
+                }
+            }, onPacket: { _ in })
+        box.lock.withLock { box.agent = b }
+        let aLog = EventLog(a.events)
+        let (aUfrag, aPwd) = a.agent.localCredentials
+        let (bUfrag, bPwd) = b.localCredentials
+        a.agent.setRemoteCredentials(ufrag: bUfrag, pwd: bPwd)
+        b.setRemoteCredentials(ufrag: aUfrag, pwd: aPwd)
+        try a.agent.gather()
+        // The agent's lock is held for good after a deadlock: then nothing is closed (it would hang too).
+        guard returns({ try? b.gather() }) else {
+            Issue.record("gather did not return: the handler's call into the agent deadlocked")
+            return
+        }
+        // A knows B's candidates; B learns of A only from A's checks (peer-reflexive), then late.
+        #expect(await eventually(within: .seconds(5)) { !box.lock.withLock { box.candidates }.isEmpty })
+        for line in box.lock.withLock({ box.candidates }) { try a.agent.addRemoteCandidate(line) }
+        #expect(
+            await eventually(within: .seconds(10)) {
+                box.lock.withLock { box.states.contains(.connected) || box.states.contains(.completed) }
+            })
+        let aCandidate = try #require(aLog.candidate)
+        guard returns({ try? b.addRemoteCandidate(aCandidate) }) else {
+            Issue.record("addRemoteCandidate did not return: the handler's call into the agent deadlocked")
+            return
+        }
+        a.agent.close()
+        b.close()
+    }
+}
