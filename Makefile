@@ -27,8 +27,8 @@ build: setup
 # on its public network coturn over UDP, TCP and TLS, a bootstrap node and an
 # Express node; `carrier rtc` and aiortc across each NAT case each way, then
 # calls between friends over the node in each case each way and through three
-# faults mid-call; friends finding each other behind NATs, ours beside raw
-# toxcore; about seven minutes); then the fuzzers, built with
+# faults mid-call; friends finding each other behind NATs (ours; make bench
+# adds raw toxcore beside it); about six minutes); then the fuzzers, built with
 # libFuzzer and AddressSanitizer, over their seed corpus (fuzz-smoke, about a
 # minute).
 test: setup
@@ -40,7 +40,7 @@ test: setup
 	CALLS=30 CALLERS=3 LIMIT_KB=4096 python3 scripts/timed.py python3 scripts/soak_callers.py .build/debug/carrier
 	python3 scripts/timed.py python3 Tests/Lab/lab_rtc.py .build/debug/carrier
 	python3 scripts/timed.py python3 Tests/Lab/lab_calls.py .build/debug/carrier
-	python3 scripts/timed.py python3 Tests/Lab/lab_node.py .build/debug/carrier
+	LAB_NODE_RAW=0 python3 scripts/timed.py python3 Tests/Lab/lab_node.py .build/debug/carrier
 	python3 scripts/timed.py $(MAKE) --no-print-directory fuzz-smoke
 
 # The release binary carries the Swift runtime and Foundation inside it: it runs
