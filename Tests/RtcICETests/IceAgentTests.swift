@@ -224,6 +224,9 @@ final class IcePeer: Sendable {
                     && (bPairs.selected.last?.allSatisfy { !$0.contains("typ relay") } ?? false)
             }, "a: \(aPairs.selected), b: \(bPairs.selected)")
         #expect(await Self.sendUntilSent(a, Array("direct".utf8)))
+        // Stopped here, awaited: the deferred task alone (for a test that throws early) may not run
+        // before the test process exits, and left a coturn running after every make test.
+        await turn.stop()
     }
 
     /// Which selected pairs count as a path inside this machine (where a
