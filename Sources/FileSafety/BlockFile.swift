@@ -77,12 +77,18 @@ public final class BlockFile {
 
     /// Writes all of `bytes` at the current position.
     public func write(_ bytes: [UInt8]) throws(Failure) {
+        try writeAll(bytes) { pointer, count, _ in Glibc.write(descriptor, pointer, count) }
+    }
+
+    /// Calls `write(pointer, count, offset)` until every byte is written (a
+    /// short write goes on from where it stopped, EINTR is tried again).
+    private func writeAll(_ bytes: [UInt8], _ write: (UnsafeRawPointer, Int, Int) -> Int) throws(Failure) {
         var failure: Int32 = 0
         bytes.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { return }
             var done = 0
             while done < raw.count {
-                let wrote = Glibc.write(descriptor, base + done, raw.count - done)
+                let wrote = write(base + done, raw.count - done, done)
                 if wrote >= 0 {
                     done += wrote
                 } else if errno != EINTR {
@@ -119,21 +125,8 @@ public final class BlockFile {
 
     /// Writes all of `bytes` at `position`, wherever the current position is.
     public func write(_ bytes: [UInt8], at position: UInt64) throws(Failure) {
-        var failure: Int32 = 0
-        bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            var done = 0
-            while done < raw.count {
-                let wrote = pwrite(descriptor, base + done, raw.count - done, off_t(position) + off_t(done))
-                if wrote >= 0 {
-                    done += wrote
-                } else if errno != EINTR {
-                    failure = errno
-                    return
-                }
-            }
+        try writeAll(bytes) { pointer, count, done in pwrite(descriptor, pointer, count, off_t(position) + off_t(done))
         }
-        if failure != 0 { throw Failure(code: failure) }
     }
 
     /// SHA-256 of its first `size` bytes (`Sha256.file`).

@@ -19,13 +19,13 @@ struct LossBasedControl {
 
     init(start: Double) { rate = start }
 
-    /// Counts feedback; returns true when it made a loss report and moved the rate.
-    mutating func add(received: Int, lost newlyLost: Int, at now: Int64, rtt: Int64, ceiling: Double) -> Bool {
+    /// Counts feedback; once enough has been counted, makes a loss report and moves the rate.
+    mutating func add(received: Int, lost newlyLost: Int, at now: Int64, rtt: Int64, ceiling: Double) {
         total += received + newlyLost
         lost += newlyLost
         let since = countingSince ?? now
         countingSince = since
-        guard total >= Self.reportPackets, now - since >= Self.reportSpan else { return false }
+        guard total >= Self.reportPackets, now - since >= Self.reportSpan else { return }
         lastLoss = Double(lost) / Double(total)
         (lost, total, countingSince) = (0, 0, now)
         history.removeAll { $0.time < now - 1_000_000 }
@@ -38,7 +38,6 @@ struct LossBasedControl {
         }
         rate = min(rate, ceiling)
         history.append((now, rate))
-        return true
     }
 
     /// A probe or a delay-based cut sets where this controller stands.
@@ -47,5 +46,4 @@ struct LossBasedControl {
         history = [(now, newRate)]
     }
 
-    mutating func cap(_ ceiling: Double) { rate = min(rate, ceiling) }
 }

@@ -143,7 +143,7 @@ public struct SendSideEstimator: Sendable {
         }
         usage = sawOveruse ? .overusing : trendline.state
         aimd.update(usage, throughput: acknowledged.rate, at: now)
-        _ = lossControl.add(
+        lossControl.add(
             received: received, lost: results.count - received, at: now, rtt: rtt ?? 200_000, ceiling: aimd.rate)
     }
 }

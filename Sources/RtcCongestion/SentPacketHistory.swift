@@ -68,9 +68,7 @@ struct SentPacketHistory {
     mutating func results(for feedback: TransportFeedback) -> [PacketResult] {
         guard nextSequence > 0 else { return [] }
         // The 16-bit base, unwrapped to the sent sequence number nearest to it.
-        let newest = nextSequence - 1
-        let offset = Int16(bitPattern: feedback.baseSequence &- UInt16(truncatingIfNeeded: newest))
-        let base = newest + Int64(offset)
+        let base = SequenceNumber.unwrap(feedback.baseSequence, near: nextSequence - 1)
         let reference = unwrapReference(Int64(feedback.referenceTime)) * 64_000
         var results: [PacketResult] = []
         results.reserveCapacity(feedback.arrivals.count)

@@ -19,13 +19,7 @@ public struct TransportFeedbackRecorder: Sendable {
 
     /// A packet carrying transport-wide sequence number `sequence` arrived at `time` (µs, receiver's clock).
     public mutating func record(sequence: UInt16, at time: Int64) {
-        let unwrapped: Int64
-        if let highest {
-            let offset = Int16(bitPattern: sequence &- UInt16(truncatingIfNeeded: highest))
-            unwrapped = highest + Int64(offset)
-        } else {
-            unwrapped = Int64(sequence)
-        }
+        let unwrapped = highest.map { SequenceNumber.unwrap(sequence, near: $0) } ?? Int64(sequence)
         if let nextToReport, unwrapped < nextToReport { return }  // reported already (as lost): too late
         arrivals[unwrapped] = time
         highest = max(highest ?? unwrapped, unwrapped)

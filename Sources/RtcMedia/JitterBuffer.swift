@@ -86,8 +86,7 @@ public struct JitterBuffer: Sendable {
     /// The packet's sequence number extended to 64 bits around the highest seen.
     private func extend(_ sequence: UInt16) -> UInt64 {
         guard let highest else { return UInt64(sequence) + (1 << 32) }  // room to move back
-        let delta = Int64(Int16(bitPattern: sequence &- UInt16(truncatingIfNeeded: highest)))
-        return UInt64(Int64(highest) + delta)
+        return UInt64(SequenceNumber.unwrap(sequence, near: Int64(highest)))
     }
 
     /// A packet that arrived at `arrival` (seconds); late and duplicate ones are counted and dropped.

@@ -495,7 +495,7 @@ public actor PeerConnection {
 
     /// What arrived since the last feedback, to the peer (from the feedback task, any thread).
     private nonisolated func sendCongestionFeedback() {
-        guard !transport.isClosed, let sender = sending.sent.first?.ssrc ?? sending.anySsrc else { return }
+        guard !transport.isClosed, let sender = sending.feedbackSenderSsrc else { return }
         let packets = congestion.feedback(senderSsrc: sender, mediaSsrc: reception.anyRemoteSsrc ?? 0)
         if !packets.isEmpty { transport.sendRtcp(packets) }
     }

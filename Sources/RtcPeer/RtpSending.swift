@@ -69,8 +69,8 @@ final class RtpSending: @unchecked Sendable {
         }
     }
 
-    /// Any SSRC of ours, for feedback sent before anything was (transport-wide feedback).
-    var anySsrc: UInt32? { lock.withLock { firstSsrc } }
+    /// The SSRC our RTCP feedback names as its sender (the first section's), as NACK and PLI do.
+    var feedbackSenderSsrc: UInt32? { lock.withLock { firstSsrc } }
 
     /// The sender SSRC for feedback (NACK, PLI) about a stream received on
     /// `mid`: nil if no such section is negotiated.
