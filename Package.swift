@@ -58,6 +58,7 @@ let package = Package(
         // Express: the service's HTTP server and store, the node's HTTP client.
         cLibrary("CMicroHttpd", pkgConfig: "libmicrohttpd", apt: ["libmicrohttpd-dev"]),
         cLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
+        cLibrary("CPostgres", pkgConfig: "libpq", apt: ["libpq-dev"]),
         cLibrary("CCurl", pkgConfig: "libcurl", apt: ["libcurl4-openssl-dev"]),
         // Forwards for macros and variadic C calls (opus/vpx controls, g_object_set).
         .target(name: "CShim"),
@@ -78,10 +79,10 @@ let package = Package(
             dependencies: ["CToxcore", "CSodium", "COpenSSL", "CCurl", "AsyncExtras", "CarrierLog", "FileSafety"],
             swiftSettings: strict),
 
-        // Express: the offline-delivery service (HTTP on libmicrohttpd, SQLite
-        // store, TURN credentials); uses the node's identity and crypto types.
+        // Express: the offline-delivery service (HTTP on libmicrohttpd, a SQLite
+        // or PostgreSQL store, TURN credentials); uses the node's identity and crypto types.
         .target(
-            name: "ExpressServer", dependencies: ["CarrierNode", "CMicroHttpd", "CSQLite", "COpenSSL"],
+            name: "ExpressServer", dependencies: ["CarrierNode", "CMicroHttpd", "CSQLite", "CPostgres", "COpenSSL"],
             swiftSettings: strict),
 
         // The WebRTC transport, one target per layer (docs/architecture.md).
@@ -216,7 +217,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "ExpressServerTests",
-            dependencies: ["ExpressServer", "CarrierNode"],
+            dependencies: ["ExpressServer", "CarrierNode", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "CarrierNodeTests",

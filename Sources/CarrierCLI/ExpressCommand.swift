@@ -6,7 +6,7 @@ struct ExpressCommand: Command {
     static let name = "express"
     static let summary = "run an Express node: offline messages for friends, and TURN credentials"
     static let help = """
-        Usage: carrier express [--host 127.0.0.1] [--port N] [--db FILE]
+        Usage: carrier express [--host 127.0.0.1] [--port N] [--db FILE|postgresql://…]
                                [--turn-secret FILE --turn-url URL [--turn-ttl SECONDS]]
                                [--stun-url URL]
 
@@ -21,6 +21,12 @@ struct ExpressCommand: Command {
           --port N             TCP port (default: a free one)
           --db FILE            SQLite database: messages and this node's key survive
                                restarts (default: in memory, a new key each start)
+          --db postgresql://USER[:PASSWORD]@HOST:PORT/DB
+                               PostgreSQL instead: every node given the same database
+                               acts as one (same key, one mailbox per user, shared
+                               quotas and replay protection; docs/express.md)
+          --db-connections N   PostgreSQL connections (and request threads) of this
+                               node (default 8)
           --quota N            messages waiting per recipient (default 1000)
           --max-age SECONDS    a message not pulled by then is deleted (default 14 days)
           --turn-secret FILE   coturn's static-auth-secret (first line of FILE): this
@@ -32,14 +38,24 @@ struct ExpressCommand: Command {
                                e.g. stun:127.0.0.1:3478 (repeatable)
         """
     static let valued: Set<String> = [
-        "--host", "--port", "--db", "--quota", "--max-age", "--turn-secret", "--turn-url", "--turn-ttl", "--stun-url",
+        "--host", "--port", "--db", "--db-connections", "--quota", "--max-age", "--turn-secret", "--turn-url", "--turn-ttl", "--stun-url",
     ]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
-        _ = try arguments.positionals(0...0, usage: "carrier express [--host H] [--port N] [--db FILE]")
+        _ = try arguments.positionals(0...0, usage: "carrier express [--host H] [--port N] [--db FILE|URL]")
         let host = arguments.value("--host") ?? "127.0.0.1"
         let port = try arguments.port("--port") ?? 0
-        var configuration = ExpressService.Configuration(databasePath: arguments.value("--db"))
+        var configuration = ExpressService.Configuration(
+            database: arguments.value("--db").map(ExpressDatabase.init(parsing:)) ?? .memory)
+        if let connections = arguments.value("--db-connections") {
+            guard let value = Int(connections), (1...64).contains(value) else {
+                throw UsageError("--db-connections takes a number from 1 to 64")
+            }
+            guard case .postgres = configuration.database else {
+                throw UsageError("--db-connections goes with --db postgresql://…")
+            }
+            configuration.databaseConnections = value
+        }
         if let quota = arguments.value("--quota") {
             guard let value = Int(quota), value > 0 else { throw UsageError("--quota takes a positive number") }
             configuration.messagesPerRecipient = value
@@ -74,7 +90,7 @@ struct ExpressCommand: Command {
         let entry = server.entry.description
         global.output.result(entry, ["express": entry])
         global.output.log(
-            "Express node on \(host):\(server.server.port)\(configuration.turn == nil ? "" : ", issuing TURN credentials"); Ctrl-C to stop"
+            "Express node on \(host):\(server.server.port), store \(configuration.database)\(configuration.turn == nil ? "" : ", issuing TURN credentials"); Ctrl-C to stop"
         )
         await Termination.wait()
         server.stop()

@@ -15,14 +15,18 @@ public final class ExpressEndpoint: Sendable {
         service = try ExpressService(configuration: configuration)
         self.host = host
         let service = service
-        server = try HttpServer(
-            host: host, port: port, limits: .init(maxBodySize: ExpressProtocol.maxBodySize),
-            handler: { service.handle($0) })
+        var limits = HttpServer.Limits(maxBodySize: ExpressProtocol.maxBodySize)
+        // On PostgreSQL requests run in parallel: a thread per pooled connection.
+        if case .postgres = configuration.database { limits.threads = UInt32(max(1, configuration.databaseConnections)) }
+        server = try HttpServer(host: host, port: port, limits: limits, handler: { service.handle($0) })
     }
 
     /// `host:port:key` for `--express`.
     public var entry: ExpressNode { ExpressNode(host: host, port: server.port, publicKey: service.publicKey) }
 
-    /// Stops serving (the store stays on disk).
-    public func stop() { server.stop() }
+    /// Stops serving and lets go of the store (which stays on disk).
+    public func stop() {
+        server.stop()
+        service.close()
+    }
 }

@@ -49,13 +49,13 @@ public struct HttpResponse: Sendable, Equatable {
 
 /// The Express offline-delivery service without its sockets: takes a request
 /// and the time, returns the signed answer (`ExpressProtocol` has the rules,
-/// docs/express.md the routes). Thread-safe: one lock around the store, as
-/// libmicrohttpd calls from a pool of threads.
+/// docs/express.md the routes). Thread-safe: libmicrohttpd calls from a pool
+/// of threads, and the store serialises or pools as it needs.
 public final class ExpressService: @unchecked Sendable {
     /// Where the store lives and what each recipient may keep there.
     public struct Configuration: Sendable {
-        /// The SQLite file; nil keeps everything in memory (tests).
-        public var databasePath: String?
+        /// The store: in memory, a SQLite file, or a PostgreSQL database.
+        public var database: ExpressDatabase
         /// Records kept per recipient at most.
         public var messagesPerRecipient = 1000
         /// Bytes kept per recipient at most.
@@ -66,36 +66,51 @@ public final class ExpressService: @unchecked Sendable {
         public var pullMaxRecords = 100
         /// …and at most about this many bytes.
         public var pullMaxBytes = 8 << 20
+        /// A pulled record is not handed out again for this long unless it is
+        /// deleted: two nodes pulling at once hand out different records.
+        public var pullLeaseSeconds: Int64 = 30
+        /// PostgreSQL connections this node opens at most (one per request in progress).
+        public var databaseConnections = 8
         /// TURN credentials handed to callers, if a TURN server goes with this node.
         public var turn: TurnIssuer?
 
-        /// The defaults, stored in `databasePath` (nil: in memory).
-        public init(databasePath: String? = nil) { self.databasePath = databasePath }
+        /// The defaults, stored in `database`.
+        public init(database: ExpressDatabase) { self.database = database }
+
+        /// The defaults, stored in the SQLite file `databasePath` (nil: in memory).
+        public init(databasePath: String? = nil) { self.init(database: databasePath.map { .sqlite(path: $0) } ?? .memory) }
     }
 
     /// The node's key, which signs its answers and which clients pin (`--express HOST:PORT:KEY`).
     public let publicKey: [UInt8]
     private let secretKey: [UInt8]
     private let configuration: Configuration
-    private let store: ExpressStore
-    private let lock = NSLock()
+    private let store: any ExpressStore
+    private let purgeLock = NSLock()
     private let now: @Sendable () -> Date
     private var lastPurge: Int64 = 0
 
-    /// Opens (or makes) the store and the node's key; `now` is the clock, injectable for tests.
+    /// Opens (or makes, or migrates) the store and the node's key; `now` is the clock, injectable for tests.
     public init(configuration: Configuration, now: @escaping @Sendable () -> Date = { Date() }) throws {
         self.configuration = configuration
         self.now = now
-        let limits = ExpressStore.Limits(
+        let limits = StoreLimits(
             messagesPerRecipient: configuration.messagesPerRecipient,
-            bytesPerRecipient: configuration.bytesPerRecipient, maxAgeSeconds: configuration.maxAgeSeconds)
+            bytesPerRecipient: configuration.bytesPerRecipient, maxAgeSeconds: configuration.maxAgeSeconds,
+            pullLeaseMilliseconds: configuration.pullLeaseSeconds * 1000)
         do {
-            store = try ExpressStore(path: configuration.databasePath, limits: limits)
+            switch configuration.database {
+            case .memory: store = try SQLiteExpressStore(path: nil, limits: limits)
+            case .sqlite(let path): store = try SQLiteExpressStore(path: path, limits: limits)
+            case .postgres(let url):
+                store = try PostgresExpressStore(
+                    url: url, connections: configuration.databaseConnections, limits: limits)
+            }
             secretKey = try store.identitySecret {
                 (0..<32).map { _ in UInt8.random(in: 0...255) }
             }
         } catch {
-            throw CarrierError.storage("Express database: \(error)")
+            throw CarrierError.storage("Express database \(configuration.database): \(error)")
         }
         guard let key = IdentitySignature.publicKey(secretKey: secretKey) else {
             throw CarrierError.storage("Express database holds an unusable identity key")
@@ -103,9 +118,15 @@ public final class ExpressService: @unchecked Sendable {
         publicKey = key
     }
 
+    /// The store's schema version (docs/express.md, "Upgrades").
+    public func schemaVersion() throws -> Int { try store.schemaVersion() }
+
+    /// Lets go of the store (PostgreSQL connections); requests after it fail with 500.
+    public func close() { store.close() }
+
     /// Answers one request; the answer is signed for the request's nonce.
     public func handle(_ request: HttpRequest) -> HttpResponse {
-        var response = lock.withLock { route(request) }
+        var response = route(request)
         let nonce = request.headers[ExpressProtocol.Header.nonce.lowercased()] ?? ""
         let message = ExpressProtocol.responseToSign(nonce: nonce, status: response.status, body: response.body)
         if let signature = try? IdentitySignature.sign(message: message, secretKey: secretKey) {
@@ -116,10 +137,12 @@ public final class ExpressService: @unchecked Sendable {
 
     private func route(_ request: HttpRequest) -> HttpResponse {
         let milliseconds = Int64(now().timeIntervalSince1970 * 1000)
-        if milliseconds - lastPurge > 60_000 {
-            try? store.purge(now: milliseconds)
+        let purgeDue = purgeLock.withLock {
+            guard milliseconds - lastPurge > 60_000 else { return false }
             lastPurge = milliseconds
+            return true
         }
+        if purgeDue { try? store.purge(now: milliseconds) }
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 3, parts[0].isEmpty, parts[1] == "v1" else { return HttpResponse(404, "no such resource") }
         let route = Array(parts[2...])
@@ -134,13 +157,14 @@ public final class ExpressService: @unchecked Sendable {
             return authenticated(request, now: milliseconds) { user in
                 guard let seq = UInt64(route[2]) else { return HttpResponse(400, "after: not a number") }
                 guard
-                    let (records, more) = try? store.messages(
+                    let batch = try? store.pull(
                         for: user, after: seq, maxCount: configuration.pullMaxRecords,
-                        maxBytes: configuration.pullMaxBytes)
+                        maxBytes: configuration.pullMaxBytes, now: milliseconds)
                 else { return HttpResponse(500, "the store failed") }
                 var body: [UInt8] = []
-                for record in records { record.encode(into: &body) }
-                return HttpResponse(status: 200, headers: [ExpressProtocol.Header.more: more ? "1" : "0"], body: body)
+                for record in batch.records { record.encode(into: &body) }
+                return HttpResponse(
+                    status: 200, headers: [ExpressProtocol.Header.more: batch.more ? "1" : "0"], body: body)
             }
         case ("DELETE", "messages") where route.count == 3 && route[1] == "through":
             return authenticated(request, now: milliseconds) { user in

@@ -3,15 +3,8 @@ import CSQLite
 /// A thin layer over one SQLite connection: statements with bound values and
 /// rows read by column. Not thread-safe: its owner serialises access.
 final class SQLiteDatabase {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    enum Value {
-        case integer(Int64)
-        case blob([UInt8])
-        case text(String)
-    }
+    typealias Failure = DatabaseFailure
+    typealias Value = DatabaseValue
 
     private var handle: OpaquePointer?
 
@@ -96,15 +89,4 @@ final class SQLiteDatabase {
     }
 
     private var lastError: Failure { Failure(description: String(cString: sqlite3_errmsg(handle))) }
-}
-
-extension SQLiteDatabase.Value {
-    var integer: Int64? { if case .integer(let value) = self { value } else { nil } }
-    var blob: [UInt8]? {
-        switch self {
-        case .blob(let bytes): bytes
-        case .text(let text): Array(text.utf8)
-        case .integer: nil
-        }
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CarrierNode
@@ -50,8 +51,10 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         return service.handle(sender.request("POST", path, body: sender.seal(text, to: recipient.id), to: service))
     }
 
-    @Test func depositPullOpenAndDelete() throws {
-        let service = try ExpressService(configuration: .init())
+    @Test(arguments: StoreKind.allCases) func depositPullOpenAndDelete(_ kind: StoreKind) async throws {
+        let store = try await TestStore(kind)
+        let clock = TestClock()
+        let service = try ExpressService(configuration: store.configuration(), now: { clock.now })
         #expect(deposit(service, from: alice, to: bob, "one").status == 201)
         #expect(deposit(service, from: carol, to: bob, "two").status == 201)
         let pulled = service.handle(bob.request("GET", "/v1/messages/after/0", to: service))
@@ -68,8 +71,14 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
 
         let deleted = service.handle(bob.request("DELETE", "/v1/messages/through/\(records[0].seq)", to: service))
         #expect(deleted.status == 200 && deleted.text == #"{"deleted":1}"#)
-        let rest = service.handle(bob.request("GET", "/v1/messages/after/0", to: service))
+        // The second record was pulled and not deleted: claimed for the lease,
+        // then handed out again (the puller may have crashed).
+        let claimed = service.handle(bob.request("GET", "/v1/messages/after/0", to: service))
+        #expect(claimed.status == 200 && claimed.body.isEmpty)
+        clock.advance(seconds: 31)
+        let rest = service.handle(bob.request("GET", "/v1/messages/after/0", to: service, time: clock.milliseconds))
         #expect(ExpressProtocol.Record.decodeAll(rest.body)?.map(\.sender) == [carol.id])
+        await store.stop()
     }
 
     @Test func everyAnswerIsSignedForTheRequestsNonce() throws {
@@ -84,8 +93,9 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         #expect(!IdentitySignature.verify(message: other, signature: signature, publicKey: service.publicKey))
     }
 
-    @Test func aDepositInAnotherSendersNameIsRefused() throws {
-        let service = try ExpressService(configuration: .init())
+    @Test(arguments: StoreKind.allCases) func aDepositInAnotherSendersNameIsRefused(_ kind: StoreKind) async throws {
+        let store = try await TestStore(kind)
+        let service = try ExpressService(configuration: store.configuration())
         let path = "/v1/messages/\(bob.id)/\(Hex.encode(randomId()))"
         let forged = carol.request("POST", path, body: carol.seal("hi", to: bob.id), to: service, claiming: alice.id)
         let answer = service.handle(forged)
@@ -93,10 +103,12 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         #expect(
             ExpressProtocol.Record.decodeAll(
                 service.handle(bob.request("GET", "/v1/messages/after/0", to: service)).body) == [])
+        await store.stop()
     }
 
-    @Test func onlyTheRecipientPullsOrDeletesItsMessages() throws {
-        let service = try ExpressService(configuration: .init())
+    @Test(arguments: StoreKind.allCases) func onlyTheRecipientPullsOrDeletesItsMessages(_ kind: StoreKind) async throws {
+        let store = try await TestStore(kind)
+        let service = try ExpressService(configuration: store.configuration())
         #expect(deposit(service, from: alice, to: bob, "for bob").status == 201)
         // Carol pulls and deletes: she sees and removes only her own (none).
         let carolPull = service.handle(carol.request("GET", "/v1/messages/after/0", to: service))
@@ -109,10 +121,12 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         #expect(
             ExpressProtocol.Record.decodeAll(
                 service.handle(bob.request("GET", "/v1/messages/after/0", to: service)).body)?.count == 1)
+        await store.stop()
     }
 
-    @Test func replayedAndStaleRequestsAreRefused() throws {
-        let service = try ExpressService(configuration: .init())
+    @Test(arguments: StoreKind.allCases) func replayedAndStaleRequestsAreRefused(_ kind: StoreKind) async throws {
+        let store = try await TestStore(kind)
+        let service = try ExpressService(configuration: store.configuration())
         let request = bob.request("GET", "/v1/messages/after/0", to: service)
         #expect(service.handle(request).status == 200)
         let replay = service.handle(request)
@@ -124,6 +138,7 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         let other = try ExpressService(configuration: .init())
         let elsewhere = service.handle(bob.request("GET", "/v1/messages/after/0", to: other))
         #expect(elsewhere.status == 401)
+        await store.stop()
     }
 
     @Test func oversizeMalformedAndUnknownRequestsGetClearStatuses() throws {
@@ -149,8 +164,9 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         #expect(service.handle(bob.request("POST", "/v1/turn", to: service)).status == 404)
     }
 
-    @Test func aRecipientsQuotaIsEnforced() throws {
-        var configuration = ExpressService.Configuration()
+    @Test(arguments: StoreKind.allCases) func aRecipientsQuotaIsEnforced(_ kind: StoreKind) async throws {
+        let store = try await TestStore(kind)
+        var configuration = store.configuration()
         configuration.messagesPerRecipient = 3
         let service = try ExpressService(configuration: configuration)
         for index in 0..<3 { #expect(deposit(service, from: alice, to: bob, "m\(index)").status == 201) }
@@ -158,10 +174,12 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         #expect(refused.status == 429 && refused.text.contains("at most 3"))
         // Another recipient is not affected.
         #expect(deposit(service, from: alice, to: carol, "fine").status == 201)
+        await store.stop()
     }
 
-    @Test func aRetriedDepositIsStoredOnce() throws {
-        let service = try ExpressService(configuration: .init())
+    @Test(arguments: StoreKind.allCases) func aRetriedDepositIsStoredOnce(_ kind: StoreKind) async throws {
+        let store = try await TestStore(kind)
+        let service = try ExpressService(configuration: store.configuration())
         let id = randomId()
         let body = alice.seal("once", to: bob.id, id: id)
         let path = "/v1/messages/\(bob.id)/\(Hex.encode(id))"
@@ -170,10 +188,12 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         #expect(
             ExpressProtocol.Record.decodeAll(
                 service.handle(bob.request("GET", "/v1/messages/after/0", to: service)).body)?.count == 1)
+        await store.stop()
     }
 
-    @Test func oldMessagesExpire() throws {
-        var configuration = ExpressService.Configuration()
+    @Test(arguments: StoreKind.allCases) func oldMessagesExpire(_ kind: StoreKind) async throws {
+        let store = try await TestStore(kind)
+        var configuration = store.configuration()
         configuration.maxAgeSeconds = 60
         let clock = TestClock()
         let service = try ExpressService(configuration: configuration, now: { clock.now })
@@ -181,6 +201,7 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         clock.advance(seconds: 120)
         let pulled = service.handle(bob.request("GET", "/v1/messages/after/0", to: service, time: clock.milliseconds))
         #expect(pulled.status == 200 && pulled.body.isEmpty)
+        await store.stop()
     }
 
     @Test func aRestartKeepsWhatWasConfirmedAndTheKey() throws {
@@ -231,6 +252,28 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         let old = #"{"urls":["turn:a:1"],"username":"1:u","credential":"c","expires":1}"#
         #expect(try JSONDecoder().decode(TurnServerInfo.self, from: Data(old.utf8)).stunUrls == nil)
     }
+}
+
+/// The two stores every service test runs against.
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+}
+
+/// A store for one test: SQLite in memory, or a PostgreSQL server of the test's own.
+final class TestStore: Sendable {
+    let server: PostgresServer?
+
+    init(_ kind: StoreKind) async throws {
+        server = kind == .postgres ? try await PostgresServer() : nil
+    }
+
+    func configuration() -> ExpressService.Configuration {
+        guard let server else { return .init() }
+        return .init(database: .postgres(url: server.url()))
+    }
+
+    func stop() async { await server?.stop() }
 }
 
 final class TestClock: @unchecked Sendable {

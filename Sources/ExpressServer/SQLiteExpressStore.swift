@@ -1,0 +1,151 @@
+import CarrierNode
+import Foundation
+
+/// The embedded store: one SQLite file (WAL, `synchronous=FULL`: a confirmed
+/// deposit survives a crash or a power cut), or memory for tests. One node
+/// only: SQLite has one writer, so a lock serialises every call, and claims
+/// and quotas need nothing more.
+final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
+    let limits: StoreLimits
+    private let database: SQLiteDatabase
+    private let lock = NSLock()
+
+    /// Opens (creating, migrating) the file at `path`; nil keeps it in memory.
+    init(path: String?, limits: StoreLimits) throws(DatabaseFailure) {
+        database = try SQLiteDatabase(path: path ?? ":memory:")
+        self.limits = limits
+        if path != nil { try database.execute("PRAGMA journal_mode=WAL") }
+        try database.execute("PRAGMA synchronous=FULL")
+        try migrate()
+    }
+
+    private func migrate() throws(DatabaseFailure) {
+        let current = try schemaVersion()
+        for migration in ExpressSchema.migrations where migration.version > current {
+            try database.transaction { () throws(DatabaseFailure) in
+                try database.execute(migration.sqlite)
+                try database.execute("PRAGMA user_version = \(migration.version)")
+            }
+        }
+    }
+
+    func schemaVersion() throws(DatabaseFailure) -> Int {
+        Int(try database.query("PRAGMA user_version").first?.first?.integer ?? 0)
+    }
+
+    func identitySecret(makeNew: () -> [UInt8]) throws(DatabaseFailure) -> [UInt8] {
+        try serialised { () throws(DatabaseFailure) in
+            if let secret = try database.query("SELECT secret FROM identity WHERE id = 1").first?.first?.blob,
+                secret.count == 32
+            {
+                return secret
+            }
+            let secret = makeNew()
+            try database.query("INSERT OR REPLACE INTO identity(id, secret) VALUES(1, ?)", [.blob(secret)])
+            return secret
+        }
+    }
+
+    func deposit(recipient: UserId, sender: UserId, messageId: [UInt8], body: [UInt8], now: Int64)
+        throws(DatabaseFailure) -> DepositResult
+    {
+        try serialised { () throws(DatabaseFailure) in
+            try database.transaction { () throws(DatabaseFailure) -> DepositResult in
+                let usage = try database.query(
+                    """
+                    SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(MAX(sender = ? AND message_id = ?), 0)
+                    FROM messages WHERE recipient = ?
+                    """,
+                    [.blob(sender.publicKey), .blob(messageId), .blob(recipient.publicKey)])
+                let row = usage.first ?? []
+                if row.count == 3, row[2].integer == 1 { return .duplicate }
+                let count = Int(row.first?.integer ?? 0)
+                let bytes = Int(row.count > 1 ? row[1].integer ?? 0 : 0)
+                if let why = limits.refusal(waiting: count, bytes: bytes, adding: body.count) {
+                    return .overQuota(why)
+                }
+                try database.query(
+                    """
+                    INSERT INTO messages(recipient, sender, message_id, stored_at, body, size)
+                    VALUES(?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .blob(recipient.publicKey), .blob(sender.publicKey), .blob(messageId), .integer(now),
+                        .blob(body), .integer(Int64(body.count)),
+                    ])
+                let seq = try database.query("SELECT last_insert_rowid()").first?.first?.integer ?? 0
+                return .stored(seq: UInt64(seq))
+            }
+        }
+    }
+
+    func pull(for recipient: UserId, after seq: UInt64, maxCount: Int, maxBytes: Int, now: Int64)
+        throws(DatabaseFailure) -> PulledBatch
+    {
+        try serialised { () throws(DatabaseFailure) in
+            let rows = try database.query(
+                """
+                SELECT seq, sender, stored_at, body FROM messages
+                WHERE recipient = ? AND seq > ? AND claimed_until <= ? ORDER BY seq LIMIT ?
+                """,
+                [
+                    .blob(recipient.publicKey), .integer(Int64(clamping: seq)), .integer(now),
+                    .integer(Int64(maxCount + 1)),
+                ])
+            let (count, more) = StoreLimits.window(
+                sizes: rows.map { $0.count == 4 ? $0[3].blob?.count ?? 0 : 0 }, maxCount: maxCount, maxBytes: maxBytes)
+            let records = rows.prefix(count).compactMap(Self.record)
+            if let first = records.first?.seq, let last = records.last?.seq {
+                // One writer: nothing claimed these between the read and here.
+                try database.query(
+                    "UPDATE messages SET claimed_until = ? WHERE recipient = ? AND seq >= ? AND seq <= ?",
+                    [
+                        .integer(now + limits.pullLeaseMilliseconds), .blob(recipient.publicKey),
+                        .integer(Int64(clamping: first)), .integer(Int64(clamping: last)),
+                    ])
+            }
+            return PulledBatch(records: records, more: more)
+        }
+    }
+
+    private static func record(_ row: [DatabaseValue]) -> ExpressProtocol.Record? {
+        guard row.count == 4, let seq = row[0].integer, let senderKey = row[1].blob,
+            let sender = UserId(publicKey: senderKey), let storedAt = row[2].integer, let body = row[3].blob
+        else { return nil }
+        return ExpressProtocol.Record(seq: UInt64(seq), sender: sender, storedAt: UInt64(storedAt), sealed: body)
+    }
+
+    func delete(for recipient: UserId, through seq: UInt64) throws(DatabaseFailure) -> Int {
+        try serialised { () throws(DatabaseFailure) in
+            try database.query(
+                "DELETE FROM messages WHERE recipient = ? AND seq <= ?",
+                [.blob(recipient.publicKey), .integer(Int64(clamping: seq))])
+            return database.changes
+        }
+    }
+
+    func purge(now: Int64) throws(DatabaseFailure) {
+        try serialised { () throws(DatabaseFailure) in
+            try database.query(
+                "DELETE FROM messages WHERE stored_at < ?", [.integer(now - limits.maxAgeSeconds * 1000)])
+            try database.query("DELETE FROM nonces WHERE expires < ?", [.integer(now)])
+        }
+    }
+
+    func rememberNonce(user: UserId, nonce: String, expires: Int64) throws(DatabaseFailure) -> Bool {
+        try serialised { () throws(DatabaseFailure) in
+            try database.query(
+                "INSERT OR IGNORE INTO nonces(user, nonce, expires) VALUES(?, ?, ?)",
+                [.blob(user.publicKey), .text(nonce), .integer(expires)])
+            return database.changes == 1
+        }
+    }
+
+    func close() {}
+
+    private func serialised<T>(_ body: () throws(DatabaseFailure) -> T) throws(DatabaseFailure) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+}
