@@ -4,19 +4,19 @@
 set -euo pipefail
 
 # Debian packages: C libraries behind the system-library modules (the Express
-# service uses libmicrohttpd and SQLite, its client libcurl; media files are
+# service uses libmicrohttpd, SQLite and libpq, its client libcurl; media files are
 # read with FFmpeg's libraries), and the
 # tools the tests start (coturn for TURN, headless Chromium for browser
 # interop, ffmpeg and sox to make and check media files, curl as the client
-# through port forwards).
+# through port forwards, PostgreSQL servers for the Express cluster tests).
 DEB_PACKAGES=(
   pkg-config
   libtoxcore-dev libsodium-dev
   libssl-dev libsrtp2-dev libusrsctp-dev libnice-dev libglib2.0-dev
   libopus-dev libvpx-dev libogg-dev
-  libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev
+  libmicrohttpd-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev
   libavformat-dev libavcodec-dev libswresample-dev libswscale-dev libavutil-dev
-  coturn chromium chromium-driver ffmpeg sox curl
+  coturn chromium chromium-driver ffmpeg sox curl postgresql
   nftables iproute2 conntrack tcpdump
 )
 
@@ -37,8 +37,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # coturn's package enables a system service; our tests start their own.
-  if command -v systemctl >/dev/null 2>&1; then $SUDO systemctl disable --now coturn >/dev/null 2>&1 || true; fi
+  # coturn's and PostgreSQL's packages enable system services; our tests start their own.
+  if command -v systemctl >/dev/null 2>&1; then
+    $SUDO systemctl disable --now coturn postgresql >/dev/null 2>&1 || true
+  fi
 fi
 
 PYTHON=${PYTHON:-python3}

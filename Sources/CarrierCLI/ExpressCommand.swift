@@ -38,7 +38,8 @@ struct ExpressCommand: Command {
                                e.g. stun:127.0.0.1:3478 (repeatable)
         """
     static let valued: Set<String> = [
-        "--host", "--port", "--db", "--db-connections", "--quota", "--max-age", "--turn-secret", "--turn-url", "--turn-ttl", "--stun-url",
+        "--host", "--port", "--db", "--db-connections", "--quota", "--max-age", "--turn-secret", "--turn-url",
+        "--turn-ttl", "--stun-url",
     ]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {

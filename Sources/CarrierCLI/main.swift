@@ -107,4 +107,6 @@ func runCommand(
     }
 }
 
+// Threads may still be signing or in a DTLS handshake when a command exits.
+OpenSSLLifetime.keepThroughExit()
 exit(await runCLI(Array(CommandLine.arguments.dropFirst())))

@@ -101,6 +101,8 @@ extension Carrier {
     private func pullEveryNode() async {
         guard let client = expressClient else { return }
         for node in client.nodes {
+            // Stopped between nodes: no new request (the process may be exiting).
+            guard !killed else { return }
             var after: UInt64 = 0
             // Bounded: at most 100 batches per node in one pull.
             for _ in 0..<100 {

@@ -134,6 +134,7 @@ public actor Carrier {
     /// Creates the node and its identity (loaded from the data directory, or
     /// new, or imported from `options.secretKey`) without going online.
     public init(options: CarrierOptions) throws(CarrierError) {
+        OpenSSLLifetime.keepThroughExit()
         self.options = options
         store = options.dataDirectory.map(NodeStore.init(directory:))
         lockFd = try store?.lock()

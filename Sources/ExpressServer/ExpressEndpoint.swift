@@ -17,7 +17,9 @@ public final class ExpressEndpoint: Sendable {
         let service = service
         var limits = HttpServer.Limits(maxBodySize: ExpressProtocol.maxBodySize)
         // On PostgreSQL requests run in parallel: a thread per pooled connection.
-        if case .postgres = configuration.database { limits.threads = UInt32(max(1, configuration.databaseConnections)) }
+        if case .postgres = configuration.database {
+            limits.threads = UInt32(max(1, configuration.databaseConnections))
+        }
         server = try HttpServer(host: host, port: port, limits: limits, handler: { service.handle($0) })
     }
 

@@ -78,7 +78,9 @@ public final class ExpressService: @unchecked Sendable {
         public init(database: ExpressDatabase) { self.database = database }
 
         /// The defaults, stored in the SQLite file `databasePath` (nil: in memory).
-        public init(databasePath: String? = nil) { self.init(database: databasePath.map { .sqlite(path: $0) } ?? .memory) }
+        public init(databasePath: String? = nil) {
+            self.init(database: databasePath.map { .sqlite(path: $0) } ?? .memory)
+        }
     }
 
     /// The node's key, which signs its answers and which clients pin (`--express HOST:PORT:KEY`).
@@ -231,8 +233,12 @@ public final class ExpressService: @unchecked Sendable {
             return HttpResponse(401, "the signature does not match the user")
         }
         // Remembered until it could no longer pass the time check.
-        guard (try? store.rememberNonce(user: user, nonce: nonce, expires: time + skew)) == true else {
-            return HttpResponse(401, "replayed request")
+        do {
+            guard try store.rememberNonce(user: user, nonce: nonce, expires: time + skew) else {
+                return HttpResponse(401, "replayed request")
+            }
+        } catch {
+            return HttpResponse(500, "the store failed")
         }
         return body(user)
     }

@@ -25,7 +25,9 @@ protocol ExpressStore: AnyObject, Sendable {
     func pull(for recipient: UserId, after seq: UInt64, maxCount: Int, maxBytes: Int, now: Int64)
         throws(DatabaseFailure) -> PulledBatch
 
-    /// Deletes the recipient's records up to and with `seq`; returns how many.
+    /// Deletes the recipient's records up to and with `seq` that a pull
+    /// handed out; returns how many. One that no pull handed out yet (a pull
+    /// through another node skipped it while it was locked) stays.
     func delete(for recipient: UserId, through seq: UInt64) throws(DatabaseFailure) -> Int
 
     /// Drops messages older than the age limit and nonces past their expiry

@@ -163,7 +163,9 @@ extension Array where Element == [UInt8] {
         let copies = map { bytes -> UnsafeMutablePointer<CChar> in
             let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: Swift.max(bytes.count, 1))
             bytes.withUnsafeBytes { raw in
-                if let base = raw.baseAddress { UnsafeMutableRawPointer(pointer).copyMemory(from: base, byteCount: raw.count) }
+                if let base = raw.baseAddress {
+                    UnsafeMutableRawPointer(pointer).copyMemory(from: base, byteCount: raw.count)
+                }
             }
             return pointer
         }

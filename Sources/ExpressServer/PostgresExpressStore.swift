@@ -69,7 +69,8 @@ final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
             // The first node to start makes the key; the rest read it.
             try connection.query(
                 "INSERT INTO identity(id, secret) VALUES(1, $1) ON CONFLICT (id) DO NOTHING", [.blob(makeNew())])
-            guard let secret = try connection.query("SELECT secret FROM identity WHERE id = 1").rows.first?.first??.blob,
+            guard
+                let secret = try connection.query("SELECT secret FROM identity WHERE id = 1").rows.first?.first??.blob,
                 secret.count == 32
             else { throw DatabaseFailure(description: "the database's identity key is not 32 bytes") }
             return secret
@@ -82,14 +83,15 @@ final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
         try pool.with { (connection) throws(DatabaseFailure) in
             try connection.transaction { () throws(DatabaseFailure) -> DepositResult in
                 try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(LockKey.recipient(recipient))])
-                let usage = try connection.query(
-                    """
-                    SELECT COUNT(*), COALESCE(SUM(size), 0)::bigint,
-                           COALESCE(BOOL_OR(sender = $2 AND message_id = $3), false)
-                    FROM messages WHERE recipient = $1
-                    """,
-                    [.blob(recipient.publicKey), .blob(sender.publicKey), .blob(messageId)]
-                ).rows.first ?? []
+                let usage =
+                    try connection.query(
+                        """
+                        SELECT COUNT(*), COALESCE(SUM(size), 0)::bigint,
+                               COALESCE(BOOL_OR(sender = $2 AND message_id = $3), false)
+                        FROM messages WHERE recipient = $1
+                        """,
+                        [.blob(recipient.publicKey), .blob(sender.publicKey), .blob(messageId)]
+                    ).rows.first ?? []
                 let column = { (index: Int) in index < usage.count ? usage[index]?.integer ?? 0 : 0 }
                 if column(2) == 1 { return .duplicate }
                 if let why = limits.refusal(waiting: Int(column(0)), bytes: Int(column(1)), adding: body.count) {
@@ -160,7 +162,7 @@ final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
     func delete(for recipient: UserId, through seq: UInt64) throws(DatabaseFailure) -> Int {
         try pool.with { (connection) throws(DatabaseFailure) in
             try connection.query(
-                "DELETE FROM messages WHERE recipient = $1 AND seq <= $2",
+                "DELETE FROM messages WHERE recipient = $1 AND seq <= $2 AND claimed_until > 0",
                 [.blob(recipient.publicKey), .integer(Int64(clamping: seq))]
             ).changes
         }

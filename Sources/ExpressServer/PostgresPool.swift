@@ -66,7 +66,8 @@ final class PostgresPool: @unchecked Sendable {
             }
             if !condition.wait(until: deadline) {
                 condition.unlock()
-                throw DatabaseFailure(description: "all \(size) PostgreSQL connections stayed busy for \(Int(timeout)) s")
+                throw DatabaseFailure(
+                    description: "all \(size) PostgreSQL connections stayed busy for \(Int(timeout)) s")
             }
         }
     }

@@ -118,7 +118,7 @@ final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
     func delete(for recipient: UserId, through seq: UInt64) throws(DatabaseFailure) -> Int {
         try serialised { () throws(DatabaseFailure) in
             try database.query(
-                "DELETE FROM messages WHERE recipient = ? AND seq <= ?",
+                "DELETE FROM messages WHERE recipient = ? AND seq <= ? AND claimed_until > 0",
                 [.blob(recipient.publicKey), .integer(Int64(clamping: seq))])
             return database.changes
         }

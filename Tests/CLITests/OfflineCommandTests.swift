@@ -4,16 +4,26 @@ import Testing
 
 /// Offline delivery as a user meets it: `carrier message` to a friend who is
 /// not online leaves the message on Express and exits 0, on its own and
-/// through a daemon, and the friend gets both when it comes back. Slow: about
-/// a minute (befriending, then two joins).
+/// through a daemon, and the friend gets both when it comes back. Express is
+/// two nodes on one PostgreSQL database: the messages go in through the
+/// first, which is then killed, and come out through the second, once each.
+/// Slow: about a minute (befriending, then two joins).
 @Suite(.timeLimit(.minutes(5))) struct OfflineCommandTests {
     @Test func aMessageToAnOfflineFriendIsStoredAndArrivesWhenItIsBack() async throws {
         let root = temporaryDirectory("offline")
         defer { try? FileManager.default.removeItem(atPath: root) }
         let network = try await LocalNetwork()
-        let express = try CarrierProcess(["express", "--host", "127.0.0.1", "--db", root + "/express.db"])
-        let entry = try #require(await express.waitForLine(containing: "127.0.0.1:", timeout: .seconds(20)))
-        let common = network.common + ["--express", entry]
+        let database = try await PostgresServer()
+        let express = try ["first", "second"].map { _ in
+            try CarrierProcess(["express", "--host", "127.0.0.1", "--db", database.url()])
+        }
+        var entries: [String] = []
+        for node in express {
+            entries.append(try #require(await node.waitForLine(containing: "127.0.0.1:", timeout: .seconds(20))))
+        }
+        // One database, one key: clients trust either node.
+        #expect(Set(entries.map { $0.split(separator: ":").last }).count == 1)
+        let common = network.common + entries.flatMap { ["--express", $0] }
         let (bobAddress, bobUser) = try await LocalNetwork.identity(root + "/bob")
 
         // Friends first, both online; then Bob goes away.
@@ -44,7 +54,10 @@ import Testing
         daemon.interrupt()
         _ = await daemon.waitForExit(timeout: .seconds(20))
 
-        // Bob comes back and gets both, marked offline.
+        // The node that took both messages dies; Bob comes back and gets both
+        // through the other, marked offline, once each.
+        kill(express[0].process.processIdentifier, SIGKILL)
+        _ = await express[0].waitForExit(timeout: .seconds(10))
         bob = try CarrierProcess(["listen", "--json", "--data", root + "/bob"] + common)
         for text in ["while you were away", "and once more"] {
             let message = json(await bob.waitForLine(containing: text, timeout: .seconds(60)))
@@ -52,7 +65,12 @@ import Testing
         }
         bob.interrupt()
         _ = await bob.waitForExit(timeout: .seconds(20))
-        express.interrupt()
+        for text in ["while you were away", "and once more"] {
+            #expect(bob.lines.filter { $0.contains(text) }.count == 1, "\(text) delivered more than once")
+        }
+        express[1].interrupt()
+        _ = await express[1].waitForExit(timeout: .seconds(10))
+        await database.stop()
         network.node.interrupt()
     }
 }

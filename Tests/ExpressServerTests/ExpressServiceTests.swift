@@ -106,7 +106,8 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         await store.stop()
     }
 
-    @Test(arguments: StoreKind.allCases) func onlyTheRecipientPullsOrDeletesItsMessages(_ kind: StoreKind) async throws {
+    @Test(arguments: StoreKind.allCases) func onlyTheRecipientPullsOrDeletesItsMessages(_ kind: StoreKind) async throws
+    {
         let store = try await TestStore(kind)
         let service = try ExpressService(configuration: store.configuration())
         #expect(deposit(service, from: alice, to: bob, "for bob").status == 201)

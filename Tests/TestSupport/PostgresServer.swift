@@ -16,13 +16,18 @@ public final class PostgresServer: @unchecked Sendable {
             throw Self.failure("cannot make a temporary directory")
         }
         directory = made
-        let user = Self.runAsPostgres ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] : []
+        let user =
+            Self.runAsPostgres
+            ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] : []
         if Self.runAsPostgres {
             guard let account = getpwnam("postgres") else { throw Self.failure("there is no postgres user") }
             chown(directory, account.pointee.pw_uid, account.pointee.pw_gid)
         }
         let initdb = try await Self.run(
-            user + [bin + "/initdb", "-D", directory + "/data", "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync"])
+            user + [
+                bin + "/initdb", "-D", directory + "/data", "-U", "postgres", "--auth=trust", "-E", "UTF8",
+                "--no-locale", "--no-sync",
+            ])
         guard initdb.status == 0 else { throw Self.failure("initdb failed: \(initdb.output.suffix(2000))") }
 
         var lastError = ""
@@ -34,7 +39,8 @@ public final class PostgresServer: @unchecked Sendable {
                     "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "fsync=on",
                     "-c", "synchronous_commit=on",
                 ]
-            let child = try ChildProcess(executable: URL(fileURLWithPath: arguments[0]), arguments: Array(arguments.dropFirst()))
+            let child = try ChildProcess(
+                executable: URL(fileURLWithPath: arguments[0]), arguments: Array(arguments.dropFirst()))
             // Ready once it accepts sessions, not just TCP (bounded wait).
             for _ in 0..<200 where child.process.isRunning {
                 if CoturnServer.canConnect(port: port),
@@ -84,7 +90,8 @@ public final class PostgresServer: @unchecked Sendable {
     /// The newest installed server's binaries (Debian keeps them out of PATH).
     private static func binDirectory() throws -> String {
         let root = "/usr/lib/postgresql"
-        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted()
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init)
+            .sorted()
         if let newest = versions.last { return "\(root)/\(newest)/bin" }
         throw failure("PostgreSQL is not installed (scripts/setup.sh installs the postgresql package)")
     }
@@ -96,7 +103,8 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     private static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let child = try ChildProcess(executable: URL(fileURLWithPath: arguments[0]), arguments: Array(arguments.dropFirst()))
+        let child = try ChildProcess(
+            executable: URL(fileURLWithPath: arguments[0]), arguments: Array(arguments.dropFirst()))
         guard let status = await child.waitForExit(timeout: .seconds(60)) else {
             child.process.terminate()
             throw failure("\(arguments[0]) did not finish within 60 s")
