@@ -55,6 +55,7 @@ demo: setup
 
 bench: setup
 	$(SWIFT) build $(RELEASE) --product carrier
+	$(SWIFT) build $(RELEASE) --product express-load
 	bash scripts/bench.sh .build/release/carrier
 	python3 scripts/bench_transport.py .build/release/carrier
 	python3 scripts/bench_media.py .build/release/carrier
@@ -63,6 +64,7 @@ bench: setup
 	python3 scripts/bench_calls.py .build/release/carrier
 	python3 scripts/bench_concurrency.py .build/release/carrier
 	python3 scripts/bench_lab.py .build/release/carrier
+	python3 scripts/bench_express.py .build/release/carrier .build/release/express-load
 
 # A long-running node that short-lived peers come to and leave (PEERS each,
 # default 200): new identities that befriend it, then one identity started

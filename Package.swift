@@ -40,6 +40,7 @@ let package = Package(
         .executable(name: "friends-and-calls", targets: ["FriendsAndCalls"]),
         .executable(name: "identity", targets: ["Identity"]),
         .executable(name: "port-forwarding", targets: ["PortForwarding"]),
+        .executable(name: "express-load", targets: ["ExpressLoad"]),
     ],
     targets: [
         // C modules: no Swift code, only module maps over the real headers.
@@ -128,6 +129,9 @@ let package = Package(
             name: "CarrierSignaling",
             dependencies: ["CarrierNode", "RtcCalls", "RtcPeer", "CarrierSessions", "CarrierLog", "AsyncExtras"],
             swiftSettings: strict),
+
+        // Load for Express nodes (make bench): signed deposits and pulls from many threads.
+        .executableTarget(name: "ExpressLoad", dependencies: ["CarrierNode", "AsyncExtras"], swiftSettings: strict),
 
         // The `carrier` command.
         .executableTarget(

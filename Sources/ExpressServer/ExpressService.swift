@@ -85,7 +85,7 @@ public final class ExpressService: @unchecked Sendable {
 
     /// The node's key, which signs its answers and which clients pin (`--express HOST:PORT:KEY`).
     public let publicKey: [UInt8]
-    private let secretKey: [UInt8]
+    private let signer: IdentitySigner
     private let configuration: Configuration
     private let store: any ExpressStore
     private let purgeLock = NSLock()
@@ -100,6 +100,7 @@ public final class ExpressService: @unchecked Sendable {
             messagesPerRecipient: configuration.messagesPerRecipient,
             bytesPerRecipient: configuration.bytesPerRecipient, maxAgeSeconds: configuration.maxAgeSeconds,
             pullLeaseMilliseconds: configuration.pullLeaseSeconds * 1000)
+        let secretKey: [UInt8]
         do {
             switch configuration.database {
             case .memory: store = try SQLiteExpressStore(path: nil, limits: limits)
@@ -114,10 +115,13 @@ public final class ExpressService: @unchecked Sendable {
         } catch {
             throw CarrierError.storage("Express database \(configuration.database): \(error)")
         }
-        guard let key = IdentitySignature.publicKey(secretKey: secretKey) else {
+        guard let key = IdentitySignature.publicKey(secretKey: secretKey),
+            let signer = try? IdentitySigner(secretKey: secretKey)
+        else {
             throw CarrierError.storage("Express database holds an unusable identity key")
         }
         publicKey = key
+        self.signer = signer
     }
 
     /// The store's schema version (docs/express.md, "Upgrades").
@@ -131,7 +135,7 @@ public final class ExpressService: @unchecked Sendable {
         var response = route(request)
         let nonce = request.headers[ExpressProtocol.Header.nonce.lowercased()] ?? ""
         let message = ExpressProtocol.responseToSign(nonce: nonce, status: response.status, body: response.body)
-        if let signature = try? IdentitySignature.sign(message: message, secretKey: secretKey) {
+        if let signature = try? signer.sign(message: message) {
             response.headers[ExpressProtocol.Header.signature] = Hex.encode(signature)
         }
         return response

@@ -37,28 +37,52 @@ final class PostgresConnection {
     func reset() {
         guard let handle else { return }
         PQreset(handle)
+        // A new session: the statements prepared on the old one are gone.
+        statements.removeAll()
     }
 
     /// Runs `sql` with `values` as `$1`, `$2`, …; returns every row's columns
-    /// (nil for NULL) and how many rows the statement changed.
+    /// (nil for NULL) and how many rows the statement changed. Each distinct
+    /// statement is prepared once per connection: parsing and planning it
+    /// again for every request cost the server more than running it.
     @discardableResult
     func query(_ sql: String, _ values: [DatabaseValue] = []) throws(DatabaseFailure) -> PostgresResult {
         guard let handle else { throw DatabaseFailure(description: "the PostgreSQL connection is closed") }
         let parameters = values.map(Parameter.init)
+        let types = parameters.map(\.type)
+        let name = try prepared(sql, types: types, on: handle)
         let result: OpaquePointer? = parameters.map(\.bytes).withPointers { pointers in
-            PQexecParams(
-                handle, sql, Int32(parameters.count), parameters.map(\.type), pointers,
-                parameters.map { Int32($0.bytes.count) }, parameters.map { _ in 1 }, 1)
+            PQexecPrepared(
+                handle, name, Int32(parameters.count), pointers, parameters.map { Int32($0.bytes.count) },
+                parameters.map { _ in 1 }, 1)
         }
         defer { PQclear(result) }
+        try check(result, on: handle)
+        return PostgresResult(result)
+    }
+
+    /// Statement names by SQL and parameter types, on this connection.
+    private var statements: [String: String] = [:]
+
+    private func prepared(_ sql: String, types: [Oid], on handle: OpaquePointer) throws(DatabaseFailure) -> String {
+        let key = types.map(String.init).joined(separator: ",") + ";" + sql
+        if let name = statements[key] { return name }
+        let name = "s\(statements.count)"
+        let result = PQprepare(handle, name, sql, Int32(types.count), types)
+        defer { PQclear(result) }
+        try check(result, on: handle)
+        statements[key] = name
+        return name
+    }
+
+    private func check(_ result: OpaquePointer?, on handle: OpaquePointer) throws(DatabaseFailure) {
         switch PQresultStatus(result) {
-        case PGRES_COMMAND_OK, PGRES_TUPLES_OK: break
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK: return
         default:
             let message = result.map { String(cString: PQresultErrorMessage($0)) } ?? ""
             throw DatabaseFailure(
                 description: Self.trimmed(message.isEmpty ? String(cString: PQerrorMessage(handle)) : message))
         }
-        return PostgresResult(result)
     }
 
     /// Runs several statements without values (migrations).
@@ -153,7 +177,7 @@ struct PostgresResult {
 
 private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
     let copies = strings.map { strdup($0) }
-    defer { copies.forEach { free($0) } }
+    defer { for copy in copies { free(copy) } }
     return body(copies.map { UnsafePointer($0) } + [nil])
 }
 
@@ -169,7 +193,7 @@ extension Array where Element == [UInt8] {
             }
             return pointer
         }
-        defer { copies.forEach { $0.deallocate() } }
+        defer { for copy in copies { copy.deallocate() } }
         return body(copies.map { UnsafePointer($0) })
     }
 }
