@@ -20,7 +20,7 @@ final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
     private let pool: PostgresPool
 
     /// Advisory lock keys (one namespace per database).
-    private enum LockKey {
+    enum LockKey {
         static let migration: Int64 = 0x4578_7072_6573_0001
         static let purge: Int64 = 0x4578_7072_6573_0002
 

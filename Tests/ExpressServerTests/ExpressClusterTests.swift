@@ -113,6 +113,28 @@ import Testing
         await server.stop()
     }
 
+    /// The purge runs on one node at a time: while another holds its lock, a
+    /// node skips it (old messages stay); once free, the node purges.
+    @Test func thePurgeRunsOnOneNodeAtATime() async throws {
+        let server = try await PostgresServer()
+        let store = try PostgresExpressStore(
+            url: server.url(), connections: 2, limits: StoreLimits(maxAgeSeconds: 60))
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let old = now - 120_000
+        #expect(
+            try store.deposit(recipient: bob.id, sender: alice.id, messageId: randomId(), body: [1], now: old)
+                == .stored(seq: 1))
+        let other = try PostgresConnection(url: server.url())
+        try other.query("SELECT pg_advisory_lock($1)", [.integer(PostgresExpressStore.LockKey.purge)])
+        try store.purge(now: now)
+        #expect(try await server.psql("SELECT count(*) FROM messages") == "1")
+        try other.query("SELECT pg_advisory_unlock($1)", [.integer(PostgresExpressStore.LockKey.purge)])
+        try store.purge(now: now)
+        #expect(try await server.psql("SELECT count(*) FROM messages") == "0")
+        store.close()
+        await server.stop()
+    }
+
     /// Upgrading: a database with the first schema (as version 1 left it, one
     /// message waiting) is migrated at start and the message is still there.
     @Test func anOlderSchemaIsUpgradedWithItsMessages() async throws {
