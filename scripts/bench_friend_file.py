@@ -1,48 +1,102 @@
 #!/usr/bin/env python3
 """Files between friends over the node (toxcore's file transfer), two processes
-on 127.0.0.1: `carrier send-file` to `carrier listen --receive-dir`. Sends a
-SIZE_MB file (default 30) RUNS times (default 3) back to back on one friend
-link and prints each rate and the median. The first run starts on a cold link
-(toxcore's congestion control in slow start); later ones find it warm."""
+on 127.0.0.1, beside raw c-toxcore (scripts/tox_file_bench.c, built at run
+time from Debian's headers: chunks sent from the chunk-request callback, the
+loop at tox_iteration_interval). Sends a SIZE_MB file (default 30) RUNS times
+(default 4) back to back on one friend link: `carrier send-file` through the
+sender's daemon to `carrier listen --receive-dir`, counted from the command's
+start to the receiver's SHA-256 verdict, and raw toxcore from the offer to
+the last byte. The first run starts on a cold link (toxcore's congestion
+control in slow start); later ones find it warm. Also our `send-file` as a
+process of its own each time (a cold link every time, as a user without a
+daemon gets). Prints MB/s: the cold run, the warm runs' median, and ours over
+raw toxcore's."""
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 carrier = sys.argv[1] if len(sys.argv) > 1 else ".build/release/carrier"
 size_mb = int(os.environ.get("SIZE_MB", "30"))
-runs = int(os.environ.get("RUNS", "3"))
+runs = int(os.environ.get("RUNS", "4"))
 root = tempfile.mkdtemp(prefix="carrier-bench-files-")
+here = os.path.dirname(os.path.abspath(__file__))
 procs = []
 
-def start(args):
-    p = subprocess.Popen([carrier] + args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+def start(args, **kwargs):
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, **kwargs)
     procs.append(p)
     return p
 
-try:
-    node = start(["node", "--host", "127.0.0.1"])
+
+def payload(run):
+    path = os.path.join(root, "payload-%d.bin" % run)
+    with open(path, "wb") as f:
+        f.write(os.urandom(size_mb << 20))
+    return path
+
+
+def send(bob, path, extra):
+    out = subprocess.run([carrier, "send-file", bob["userId"], path, "--json", "--data", root + "/alice"] + extra,
+                         capture_output=True, text=True, timeout=600)
+    result = json.loads(out.stdout.strip().splitlines()[-1]) if out.stdout.strip() else {}
+    if out.returncode != 0 or not result.get("sha256Match"):
+        sys.exit("send-file failed: " + out.stderr[-500:])
+    return result["MBps"]
+
+
+def ours():
+    node = start([carrier, "node", "--host", "127.0.0.1"])
     entry = node.stdout.readline().strip()
     common = ["--bootstrap", entry, "--loopback"]
-    bob = json.loads(subprocess.run([carrier, "id", "--json", "--data", root + "/bob"], capture_output=True, text=True).stdout.strip().splitlines()[-1])
-    start(["listen", "--accept-friends", "--receive-dir", root + "/inbox", "--json", "--data", root + "/bob"] + common)
-    added = subprocess.run([carrier, "friend", "add", bob["address"], "--wait", "90", "--data", root + "/alice"] + common,
-                           capture_output=True, text=True, timeout=150)
+    bob = json.loads(subprocess.run([carrier, "id", "--json", "--data", root + "/bob"], capture_output=True,
+                                    text=True).stdout.strip().splitlines()[-1])
+    start([carrier, "listen", "--accept-friends", "--receive-dir", root + "/inbox", "--json", "--data",
+           root + "/bob"] + common)
+    added = subprocess.run([carrier, "friend", "add", bob["address"], "--wait", "90", "--data", root + "/alice"]
+                           + common, capture_output=True, text=True, timeout=150)
     if added.returncode != 0:
         sys.exit("friend add failed: " + added.stderr[-500:])
+    alone = [send(bob, payload(run), common) for run in range(runs)]
+    daemon = start([carrier, "daemon", "--json", "--data", root + "/alice"] + common)
+    while "daemonReady" not in (daemon.stdout.readline() or "daemonReady"):
+        pass
+    through_daemon = [send(bob, payload(run), []) for run in range(runs)]
+    return alone, through_daemon
+
+
+def raw_toxcore():
+    binary = os.path.join(root, "tox_file_bench")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "toxcore"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    subprocess.run(["cc", "-O2", "-o", binary, os.path.join(here, "tox_file_bench.c"), *flags], check=True)
+    receiver = start([binary, "recv"])
+    me = json.loads(receiver.stdout.readline())
+    sent = subprocess.run([binary, "send", "127.0.0.1", str(me["port"]), me["dhtKey"], me["address"],
+                           str(size_mb << 20), str(runs)], capture_output=True, text=True, timeout=900)
+    if sent.returncode != 0:
+        sys.exit("tox_file_bench failed: " + sent.stderr[-500:])
     rates = []
-    for run in range(runs):
-        path = os.path.join(root, "payload-%d.bin" % run)
-        with open(path, "wb") as f:
-            f.write(os.urandom(size_mb << 20))
-        started = time.monotonic()
-        out = subprocess.run([carrier, "send-file", bob["userId"], path, "--json", "--data", root + "/alice"] + common,
-                             capture_output=True, text=True, timeout=600)
-        result = json.loads(out.stdout.strip().splitlines()[-1]) if out.stdout.strip() else {}
-        if out.returncode != 0 or not result.get("sha256Match"):
-            sys.exit("send-file failed: " + out.stderr[-500:])
-        rates.append(result["MBps"])
-        print("run %d: %d MB in %.2f s transfer (%.1f s with joining), %.2f MB/s" %
-              (run + 1, size_mb, result["seconds"], time.monotonic() - started, result["MBps"]), file=sys.stderr)
-    print("%-40s %10s %10s %10s" % ("file to a friend, %d MB, %d runs" % (size_mb, runs), "median", "min", "max"))
-    print("%-40s %10.2f %10.2f %10.2f" % ("MB/s (send-file to listen --receive-dir)", statistics.median(rates), min(rates), max(rates)))
+    for _ in range(runs):
+        line = json.loads(receiver.stdout.readline())
+        rates.append(line["received"] / 1048576 / (line["ms"] / 1000))
+    return rates
+
+
+def row(name, rates):
+    warm = statistics.median(rates[1:]) if len(rates) > 1 else float("nan")
+    print("%-52s %8.2f %8.2f   %s" % (name, rates[0], warm, " ".join("%.1f" % r for r in rates)), flush=True)
+    return warm
+
+
+try:
+    alone, through_daemon = ours()
+    raw = raw_toxcore()
+    print("%-52s %8s %8s   %s" % ("file to a friend, %d MB, %d runs on one link (MB/s)" % (size_mb, runs), "cold",
+                                  "warm", "each run"))
+    row("ours: send-file, a new process each time", alone)
+    ours_warm = row("ours: send-file through the daemon, one link", through_daemon)
+    raw_warm = row("raw c-toxcore (tox_file_bench), one link", raw)
+    print("ours through the daemon / raw toxcore: cold %.2f, warm %.2f" % (through_daemon[0] / raw[0],
+                                                                         ours_warm / raw_warm))
 finally:
     for p in procs:
         p.terminate()

@@ -67,7 +67,7 @@ struct TestNetwork: Sendable {
         let requests = await accepter.events()
         let requesterId = requester.userId
         try await requester.addFriend(address: await accepter.address().description, hello: "hello from a test")
-        let hello = await requests.first(within: .seconds(60)) { event -> String? in
+        let hello = await requests.first(within: .seconds(90)) { event -> String? in
             if case .friendRequest(let from, _, _, let hello) = event, from == requesterId { return hello }
             return nil
         }
