@@ -27,8 +27,7 @@ GROUPS = [
      "peer connections and real-time media: timing-sensitive"),
     ("resources", r"^RtcCallsTests\.CallResourceTests", "counts threads and descriptors of the whole process"),
     ("sessions", r"^CarrierSessionsTests\.", "100 MB transfers that starve other tests' timers"),
-    ("node", r"^NodeNetworkTests\.(?!(FileTransferTests|ExpressDeliveryTests|ExpressFriendRequestTests"
-             r"|TurnFromExpressTests|NodeStopTests)/)", "real toxcore nodes: one local network"),
+    ("node", r"^NodeNetworkTests\.", "real toxcore nodes: one local network"),
     ("files", r"^NodeNetworkTests\.FileTransferTests/", "a local network of its own"),
     ("express", r"^NodeNetworkTests\.(ExpressDeliveryTests|ExpressFriendRequestTests|TurnFromExpressTests)/",
      "a local network of its own"),
@@ -38,6 +37,14 @@ GROUPS = [
 ]
 # Run by make test through `make sanitize`, not here.
 ELSEWHERE = {"stop"}
+# What a group leaves to the groups after it. swift test's --filter also
+# matches a suite's own id ("Module.Suite", no "/"), so a negative lookahead
+# in the filter let whole suites through: the node group ran the file,
+# Express and stop suites as well, beside everything else.
+EXCLUDE = {
+    "node": r"^NodeNetworkTests\.(FileTransferTests|ExpressDeliveryTests|ExpressFriendRequestTests"
+            r"|TurnFromExpressTests|NodeStopTests)\b",
+}
 
 
 def test_ids():
@@ -51,7 +58,8 @@ def assign(ids):
     """Each test id's groups (units for those no other group takes)."""
     placed = {}
     for test in ids:
-        names = [name for name, pattern, _ in GROUPS if re.search(pattern, test)]
+        names = [name for name, pattern, _ in GROUPS
+                 if re.search(pattern, test) and not (name in EXCLUDE and re.search(EXCLUDE[name], test))]
         placed[test] = names or ["units"]
     return placed
 
@@ -72,7 +80,7 @@ def filter_arguments(name):
     if name == "units":
         return [argument for _, pattern, _ in GROUPS for argument in ("--skip", pattern)]
     pattern = next(pattern for group, pattern, _ in GROUPS if group == name)
-    return ["--filter", pattern]
+    return ["--filter", pattern] + (["--skip", EXCLUDE[name]] if name in EXCLUDE else [])
 
 
 def run(only=None):
