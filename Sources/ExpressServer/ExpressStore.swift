@@ -92,3 +92,14 @@ struct PulledBatch {
     var records: [ExpressProtocol.Record]
     var more: Bool
 }
+
+extension ExpressProtocol.Record {
+    /// A record from a row of `seq, sender, stored_at, body`, as both stores
+    /// select it; nil for a row that does not hold one.
+    init?(row: [DatabaseValue?]) {
+        guard row.count == 4, let seq = row[0]?.integer, let senderKey = row[1]?.blob,
+            let sender = UserId(publicKey: senderKey), let storedAt = row[2]?.integer, let body = row[3]?.blob
+        else { return nil }
+        self.init(seq: UInt64(seq), sender: sender, storedAt: UInt64(storedAt), sealed: body)
+    }
+}

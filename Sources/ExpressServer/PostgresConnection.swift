@@ -90,9 +90,7 @@ final class PostgresConnection {
         guard let handle else { throw DatabaseFailure(description: "the PostgreSQL connection is closed") }
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
-        guard PQresultStatus(result) == PGRES_COMMAND_OK || PQresultStatus(result) == PGRES_TUPLES_OK else {
-            throw DatabaseFailure(description: Self.trimmed(String(cString: PQerrorMessage(handle))))
-        }
+        try check(result, on: handle)
     }
 
     /// Runs `body` in one transaction: all of it or nothing. A failure rolls

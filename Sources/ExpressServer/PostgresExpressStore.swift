@@ -146,17 +146,10 @@ final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
                         .text("{" + chosen.map(String.init).joined(separator: ",") + "}"),
                     ]
                 ).rows
-                let records = rows.compactMap(Self.record).sorted { $0.seq < $1.seq }
+                let records = rows.compactMap(ExpressProtocol.Record.init(row:)).sorted { $0.seq < $1.seq }
                 return PulledBatch(records: records, more: more)
             }
         }
-    }
-
-    private static func record(_ row: [DatabaseValue?]) -> ExpressProtocol.Record? {
-        guard row.count == 4, let seq = row[0]?.integer, let senderKey = row[1]?.blob,
-            let sender = UserId(publicKey: senderKey), let storedAt = row[2]?.integer, let body = row[3]?.blob
-        else { return nil }
-        return ExpressProtocol.Record(seq: UInt64(seq), sender: sender, storedAt: UInt64(storedAt), sealed: body)
     }
 
     func delete(for recipient: UserId, through seq: UInt64) throws(DatabaseFailure) -> Int {

@@ -94,7 +94,7 @@ final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
                 ])
             let (count, more) = StoreLimits.window(
                 sizes: rows.map { $0.count == 4 ? $0[3].blob?.count ?? 0 : 0 }, maxCount: maxCount, maxBytes: maxBytes)
-            let records = rows.prefix(count).compactMap(Self.record)
+            let records = rows.prefix(count).compactMap { ExpressProtocol.Record(row: $0.map(Optional.some)) }
             if let first = records.first?.seq, let last = records.last?.seq {
                 // One writer: nothing claimed these between the read and here.
                 try database.query(
@@ -106,13 +106,6 @@ final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
             }
             return PulledBatch(records: records, more: more)
         }
-    }
-
-    private static func record(_ row: [DatabaseValue]) -> ExpressProtocol.Record? {
-        guard row.count == 4, let seq = row[0].integer, let senderKey = row[1].blob,
-            let sender = UserId(publicKey: senderKey), let storedAt = row[2].integer, let body = row[3].blob
-        else { return nil }
-        return ExpressProtocol.Record(seq: UInt64(seq), sender: sender, storedAt: UInt64(storedAt), sealed: body)
     }
 
     func delete(for recipient: UserId, through seq: UInt64) throws(DatabaseFailure) -> Int {
