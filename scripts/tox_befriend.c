@@ -24,21 +24,7 @@
 
 #include <tox/tox.h>
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000.0 + t.tv_nsec / 1e6;
-}
-
-static bool unhex(const char *text, uint8_t *out, size_t size) {
-    if (strlen(text) != size * 2) return false;
-    for (size_t i = 0; i < size; i++) {
-        unsigned value;
-        if (sscanf(text + 2 * i, "%2x", &value) != 1) return false;
-        out[i] = (uint8_t)value;
-    }
-    return true;
-}
+#include "tox_raw_util.h"
 
 static void friend_request(Tox *tox, const uint8_t *key, const uint8_t *message, size_t length, void *user) {
     (void)message; (void)length; (void)user;
