@@ -96,12 +96,17 @@ final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
                 sizes: rows.map { $0.count == 4 ? $0[3].blob?.count ?? 0 : 0 }, maxCount: maxCount, maxBytes: maxBytes)
             let records = rows.prefix(count).compactMap { ExpressProtocol.Record(row: $0.map(Optional.some)) }
             if let first = records.first?.seq, let last = records.last?.seq {
-                // One writer: nothing claimed these between the read and here.
+                // One writer: nothing claimed these between the read and here. Only
+                // the rows handed out (as on PostgreSQL): one in the range still
+                // claimed by an earlier pull keeps its own claim's end.
                 try database.query(
-                    "UPDATE messages SET claimed_until = ? WHERE recipient = ? AND seq >= ? AND seq <= ?",
+                    """
+                    UPDATE messages SET claimed_until = ?
+                    WHERE recipient = ? AND seq >= ? AND seq <= ? AND claimed_until <= ?
+                    """,
                     [
                         .integer(now + limits.pullLeaseMilliseconds), .blob(recipient.publicKey),
-                        .integer(Int64(clamping: first)), .integer(Int64(clamping: last)),
+                        .integer(Int64(clamping: first)), .integer(Int64(clamping: last)), .integer(now),
                     ])
             }
             return PulledBatch(records: records, more: more)
