@@ -55,6 +55,18 @@ public enum Vp8Payload {
         return payload[descriptor.length] & 0x01 == 0
     }
 
+    /// The picture size a whole VP8 keyframe declares, or nil if `frame` is
+    /// not a keyframe or is cut short. RFC 6386 §9.1: after the 3-byte frame
+    /// tag (P bit clear) come the start code 9d 01 2a and two little-endian
+    /// 16-bit fields, width then height, whose top 2 bits are a scale hint.
+    public static func keyframeSize(_ frame: [UInt8]) -> (width: Int, height: Int)? {
+        guard frame.count >= 10, frame[0] & 0x01 == 0, frame[3] == 0x9D, frame[4] == 0x01, frame[5] == 0x2A
+        else { return nil }
+        let width = (Int(frame[6]) | Int(frame[7]) << 8) & 0x3FFF
+        let height = (Int(frame[8]) | Int(frame[9]) << 8) & 0x3FFF
+        return (width, height)
+    }
+
     /// Splits one encoded frame into payloads of at most `maxPayloadSize` bytes,
     /// each with a descriptor carrying the 15-bit picture id.
     public static func packetize(_ frame: [UInt8], pictureId: UInt16, maxPayloadSize: Int = 1200) -> [[UInt8]] {

@@ -1,4 +1,5 @@
 import CFFmpeg
+import RtcCodecs
 import RtcMediaFiles
 
 /// One WebM file with an Opus and/or a VP8 track, written by libavformat's
@@ -52,11 +53,9 @@ public final class WebmWriter: @unchecked Sendable {
     {
         guard context != nil, !data.isEmpty else { return }
         if track == .video, videoSize == nil {
-            guard keyframe, data.count >= 10 else { return }  // nothing before the first keyframe plays
-            // The keyframe header holds the picture size (RFC 6386 §9.1).
-            videoSize = (
-                Int32((Int(data[6]) | Int(data[7]) << 8) & 0x3FFF), Int32((Int(data[8]) | Int(data[9]) << 8) & 0x3FFF)
-            )
+            // Nothing before the first keyframe plays; its header holds the picture size.
+            guard keyframe, let size = Vp8Payload.keyframeSize(data) else { return }
+            videoSize = (Int32(size.width), Int32(size.height))
         }
         if !headerWritten {
             guard !wantsVideo || videoSize != nil else {

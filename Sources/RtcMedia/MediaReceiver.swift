@@ -441,12 +441,11 @@ public final class MediaReceiver: @unchecked Sendable {
         }
         let mediaTime = Double(Int32(bitPattern: timestamp &- (firstVideoTimestamp ?? timestamp))) / 90000
         stats.seconds = max(stats.seconds, mediaTime)
-        if ivf == nil, keyframe, let recording, recording.formats.contains(.ivf), data.count >= 10 {
-            // The keyframe header holds the picture size (RFC 6386 §9.1).
-            let width = (Int(data[6]) | Int(data[7]) << 8) & 0x3FFF
-            let height = (Int(data[8]) | Int(data[9]) << 8) & 0x3FFF
+        if ivf == nil, keyframe, let recording, recording.formats.contains(.ivf),
+            let size = Vp8Payload.keyframeSize(data)
+        {
             ivf = try? IvfWriter(
-                path: recording.directory + "/" + recording.name + ".ivf", width: width, height: height)
+                path: recording.directory + "/" + recording.name + ".ivf", width: size.width, height: size.height)
         }
         webm?.write(.video, data, seconds: videoStartOffset + mediaTime, keyframe: keyframe)
         if let ivf {

@@ -117,4 +117,23 @@ import Testing
         #expect(Vp8Payload.startsKeyframe([0x90, 0x80, 0x05, 0x9C]))
         #expect(!Vp8Payload.startsKeyframe([0x90, 0x80, 0x05, 0x9D]))
     }
+
+    /// The picture size comes from a real encoder's keyframe; a delta frame,
+    /// a wrong start code or a cut header give none.
+    @Test func keyframeSizeIsReadFromTheHeader() throws {
+        let encoder = try Vp8VideoEncoder(.init(width: 320, height: 176, framesPerSecond: 30, bitrate: 300_000))
+        let frames = try (0..<2).flatMap { try encoder.encode(Vp8Tests.picture($0, width: 320, height: 176)) }
+        let keyframe = try #require(frames.first { $0.isKeyframe })
+        let size = try #require(Vp8Payload.keyframeSize(keyframe.data))
+        #expect(size.width == 320 && size.height == 176)
+        #expect(frames.filter { !$0.isKeyframe }.allSatisfy { Vp8Payload.keyframeSize($0.data) == nil })
+        var badStartCode = keyframe.data
+        badStartCode[4] = 0x02
+        #expect(Vp8Payload.keyframeSize(badStartCode) == nil)
+        #expect(Vp8Payload.keyframeSize(Array(keyframe.data.prefix(9))) == nil)
+        // The top two bits of each field are a scale hint, not size.
+        var scaled = keyframe.data
+        scaled[7] |= 0xC0
+        #expect(Vp8Payload.keyframeSize(scaled)?.width == 320)
+    }
 }
