@@ -114,15 +114,15 @@ let package = Package(
             swiftSettings: strict),
         // Files over a data channel (the binary file protocol, docs/file-protocol.md).
         .target(
-            name: "RtcFileTransfer", dependencies: ["RtcPeer", "RtcSCTP", "COpenSSL", "AsyncExtras", "FileSafety"],
+            name: "RtcFileTransfer", dependencies: ["RtcPeer", "COpenSSL", "AsyncExtras", "FileSafety"],
             swiftSettings: strict),
         // Calls: RtcSignal, signaling providers, the call state machine and client.
         .target(
-            name: "RtcCalls", dependencies: ["RtcPeer", "RtcSCTP", "RtcMedia", "RtcFileTransfer", "AsyncExtras"],
+            name: "RtcCalls", dependencies: ["RtcPeer", "RtcMedia", "RtcFileTransfer", "AsyncExtras"],
             swiftSettings: strict),
         // Sessions with friends: streams, channels and TCP port forwarding as data channels.
         .target(
-            name: "CarrierSessions", dependencies: ["RtcCalls", "RtcPeer", "RtcSCTP", "CarrierLog"],
+            name: "CarrierSessions", dependencies: ["RtcCalls", "RtcPeer", "CarrierLog"],
             swiftSettings: strict),
         // The one place calls and sessions meet the node: signals as invites to `friend:carrier` / `friend:session`.
         .target(
@@ -137,7 +137,7 @@ let package = Package(
         .executableTarget(
             name: "CarrierCLI",
             dependencies: [
-                "CarrierNode", "ExpressServer", "RtcPeer", "RtcSCTP", "RtcCodecs", "RtcMediaFiles", "RtcMedia",
+                "CarrierNode", "ExpressServer", "RtcPeer", "RtcCodecs", "RtcMediaFiles", "RtcMedia",
                 "RtcFileTransfer", "RtcCalls", "CarrierSessions", "CarrierSignaling", "CarrierLog", "AsyncExtras",
                 "FileSafety",
                 "CShim",
@@ -165,7 +165,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "DataChannelFile",
-            dependencies: ["RtcPeer", "RtcSCTP", "RtcFileTransfer"],
+            dependencies: ["RtcPeer", "RtcFileTransfer"],
             path: "samples/DataChannelFile",
             swiftSettings: strict),
         .executableTarget(
@@ -301,7 +301,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "InteropTests",
-            dependencies: ["TestSupport", "RtcPeer", "RtcSCTP", "RtcMediaFiles", "ExpressServer", "CarrierNode"],
+            dependencies: ["TestSupport", "RtcPeer", "RtcMediaFiles", "ExpressServer", "CarrierNode"],
             swiftSettings: strict),
         .testTarget(
             name: "SamplesTests",

@@ -4,7 +4,6 @@ import Foundation
 import RtcFileTransfer
 import RtcMedia
 import RtcPeer
-import RtcSCTP
 
 struct RtcCommand: Command {
     static let name = "rtc"

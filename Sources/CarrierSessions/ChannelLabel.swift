@@ -1,4 +1,4 @@
-import RtcSCTP
+import RtcPeer
 
 /// What a session's data channel is, from its DCEP protocol and label
 /// (docs/sessions.md). A stream is a channel of its own; a stream's channels

@@ -1,6 +1,5 @@
 import Foundation
 import RtcPeer
-import RtcSCTP
 
 /// Bytes both ways over one data channel, with what TCP has and data channels
 /// lack: flow control (the reader's side asks the writer to pend and resume,

@@ -2,7 +2,6 @@ import Foundation
 import RtcFileTransfer
 import RtcMedia
 import RtcPeer
-import RtcSCTP
 
 /// Places and answers calls over one signaling provider, several at once (a
 /// bot answering many friends). The call API of the reference SDK: make a

@@ -3,7 +3,6 @@ import Foundation
 import RtcFileTransfer
 import RtcMedia
 import RtcPeer
-import RtcSCTP
 
 /// One call: its state machine, its peer connection, its media and data
 /// channel. Inputs are handled one at a time, in order, on this actor; the

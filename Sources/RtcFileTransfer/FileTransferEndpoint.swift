@@ -2,7 +2,6 @@ import AsyncExtras
 import FileSafety
 import Foundation
 import RtcPeer
-import RtcSCTP
 
 /// Sends and receives files on one reliable, ordered data channel with the
 /// binary file protocol (docs/file-protocol.md): a JSON header, the bytes as
@@ -205,8 +204,8 @@ public actor FileTransferEndpoint {
     /// Sends a text message to the application on the other side (any time,
     /// also while a file goes: messages are ordered on the channel).
     public func sendText(_ text: String) throws(TransferError) {
-        guard text.utf8.count <= SctpAssociation.maxMessageSize else {
-            throw .protocolViolation("a message is at most \(SctpAssociation.maxMessageSize) bytes")
+        guard text.utf8.count <= DataChannel.maxMessageSize else {
+            throw .protocolViolation("a message is at most \(DataChannel.maxMessageSize) bytes")
         }
         do { try channel.send(text) } catch { throw .channelClosed }
     }
@@ -215,8 +214,8 @@ public actor FileTransferEndpoint {
     /// sends a file in the binary protocol: the receiver would take them for the file's.
     public func sendData(_ bytes: [UInt8]) throws(TransferError) {
         guard !sending else { throw .busy }
-        guard bytes.count <= SctpAssociation.maxMessageSize else {
-            throw .protocolViolation("a message is at most \(SctpAssociation.maxMessageSize) bytes")
+        guard bytes.count <= DataChannel.maxMessageSize else {
+            throw .protocolViolation("a message is at most \(DataChannel.maxMessageSize) bytes")
         }
         do { try channel.send(bytes) } catch { throw .channelClosed }
     }

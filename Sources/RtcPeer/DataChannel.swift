@@ -1,6 +1,10 @@
 import Foundation
 import RtcSCTP
 
+// How a channel delivers is part of this layer's API (the W3C RTCDataChannelInit),
+// though SCTP's DCEP defines it: callers of the peer connection need not import SCTP.
+@_exported import struct RtcSCTP.DataChannelParameters
+
 /// A WebRTC data channel (the RTCDataChannel of the W3C API). Sends go
 /// straight to SCTP; events arrive on `events`.
 public final class DataChannel: @unchecked Sendable {
@@ -18,6 +22,8 @@ public final class DataChannel: @unchecked Sendable {
 
     /// How it was opened: label, protocol, ordering, reliability.
     public let parameters: DataChannelParameters
+    /// The largest message a channel sends or takes, bytes (the `max-message-size` we offer).
+    public static let maxMessageSize = SctpAssociation.maxMessageSize
     /// The channel's label.
     public var label: String { parameters.label }
     /// The channel's events, for one reader.

@@ -1,6 +1,5 @@
 import Foundation
 import RtcPeer
-import RtcSCTP
 import TestSupport
 import Testing
 

@@ -35,7 +35,7 @@ import Testing
         try await TestNetwork.befriend(first, net.alice)
         await first.stop()
         let file = NSTemporaryDirectory() + "carrier-stop-\(UUID().uuidString).bin"
-        FileManager.default.createFile(atPath: file, contents: Data(randomBytes(4 << 20)))
+        _ = FileManager.default.createFile(atPath: file, contents: Data(randomBytes(4 << 20)))
         defer { try? FileManager.default.removeItem(atPath: file) }
         let inbox = NSTemporaryDirectory() + "carrier-stop-in-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: true)

@@ -9,7 +9,6 @@
 import Foundation
 import RtcFileTransfer
 import RtcPeer
-import RtcSCTP
 
 func say(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
 
