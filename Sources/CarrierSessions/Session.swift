@@ -87,7 +87,7 @@ public actor Session {
     public func close() async {
         endDetail = endDetail ?? "closed here"
         move(to: .closed)
-        try? await client.endCall(id)
+        try? await client.endCall(id)  // fails only for a call already ended: nothing to do
     }
 
     /// Waits until the session is connected; throws if it ended first.

@@ -107,11 +107,11 @@ public actor SessionManager {
         switch event {
         case .incoming(let call):
             guard configuration.acceptsSessions, call.options == [.data] else {
-                try? await client.reject(call.id)
+                try? await client.reject(call.id)  // an unknown or ended call needs no answer
                 return
             }
             _ = register(call)
-            try? await client.accept(call.id)
+            try? await client.accept(call.id)  // a call ended meanwhile ends its session through `.ended`
         case .stateChanged(let call):
             calls[call.id] = call
             guard let session = sessions[call.id] else { return }

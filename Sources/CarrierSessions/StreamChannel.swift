@@ -384,6 +384,7 @@ public final class StreamChannel: @unchecked Sendable {
 
     private func sendControl(_ object: [String: String]) {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        // Fails only on a closed channel, whose close ends the stream on both sides anyway.
         try? channel.send(String(decoding: data, as: UTF8.self))
     }
 }

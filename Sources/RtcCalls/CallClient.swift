@@ -361,6 +361,7 @@ public actor CallClient {
         // whose signals the peer's node sent again when our link came back.
         // Not a new call: it rings nowhere, and it is no glare with ours.
         if Self.isRenegotiation(sdp) {
+            // A bye is a courtesy: a peer that does not get it gives up on its own timeout.
             try? await provider.send(RtcSignal(type: .bye, reason: .unknown, callId: signal.callId), to: peer)
             return
         }
@@ -382,6 +383,7 @@ public actor CallClient {
         // Ringing goes out before the application hears of the call: its answer
         // (a quick reject, say) must not overtake it.
         if configuration.confirmRinging {
+            // Ringing is advisory: a caller that misses it still gets the answer or the timeout.
             try? await provider.send(RtcSignal(type: .event, callId: signal.callId, event: .ringing), to: peer)
         }
         await session.start(outputs)

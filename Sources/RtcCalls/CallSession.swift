@@ -158,6 +158,7 @@ actor CallSession {
                 try await peer.setRemoteDescription(sdp, type: .answer)
                 if call.state == .connected || call.state == .disconnected { await startMedia() }
             case .addCandidates(let candidates):
+                // A candidate refused is counted in the peer's stats (`droppedCandidates`); the others still go.
                 for candidate in candidates { try? await peer.addIceCandidate(candidate.sdp) }
             case .send(let signal):
                 await send(signal)

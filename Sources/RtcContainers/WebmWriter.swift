@@ -76,6 +76,7 @@ public final class WebmWriter: @unchecked Sendable {
     /// closed still plays, up to its last cluster.
     public func close() {
         guard let context else { return }
+        // At close nobody is left to tell: a header that cannot be written leaves an empty file, as no media would.
         if !headerWritten, !held.isEmpty, !wantsVideo || videoSize != nil { try? writeHeader() }
         if headerWritten { av_write_trailer(context) }
         avio_closep(&context.pointee.pb)

@@ -120,6 +120,9 @@ public actor FileTransferEndpoint {
     private var reader: Task<Void, Never>?
     private var cancelSending = false
     private var chunked: [String: ChunkedIncoming] = [:]
+    /// Control messages (hello, cancel, refusal, final ack, echo) that could not
+    /// go out because the channel had closed (`sendControl`).
+    public private(set) var controlMessagesUnsent = 0
     /// The peer said it speaks the binary file protocol (DCEP protocol, or its `file-protocol` message).
     public private(set) var peerSpeaksBinary = false
     private let peerOpened: Bool
@@ -174,7 +177,7 @@ public actor FileTransferEndpoint {
         guard reader == nil else { return }
         if peerOpened, channel.parameters.protocol == Self.protocolName {
             peerSpeaksBinary = true
-            try? channel.send(Self.hello)
+            sendControl(Self.hello)
         }
         let events = channel.events
         reader = Task { [weak self] in
@@ -358,11 +361,11 @@ public actor FileTransferEndpoint {
     public func cancel() {
         stopSending()
         if let current = incoming {
-            try? channel.send(CancelMessage.json(name: current.name))
+            sendControl(CancelMessage.json(name: current.name))
             abortReceiving(cancelled: true, tellPeer: false)
         }
         for id in Array(chunked.keys) {
-            try? channel.send(CancelMessage.json(name: chunked[id]?.name ?? ""))
+            sendControl(CancelMessage.json(name: chunked[id]?.name ?? ""))
             abortChunked(id, cancelled: true)
         }
     }
@@ -425,7 +428,7 @@ public actor FileTransferEndpoint {
                 throw .refused
             }
             if cancelSending {
-                try? channel.send(CancelMessage.json(name: name))
+                sendControl(CancelMessage.json(name: name))
                 throw .cancelled
             }
             guard channel.bufferedAmount > Self.highWater else { return }
@@ -437,6 +440,18 @@ public actor FileTransferEndpoint {
     private func waitForDrain() async {
         guard channel.bufferedAmount > Self.lowWater, !closed else { return }
         await withCheckedContinuation { drainWaiter = $0 }
+    }
+
+    /// Sends a message of the protocol's own (not file bytes). It fails only
+    /// when the channel has closed: then nobody is left to tell, the transfer
+    /// ends with the channel (`channelEnded`), and the loss is only counted.
+    private func sendControl(_ text: String) {
+        do { try channel.send(text) } catch { controlMessagesUnsent += 1 }
+    }
+
+    /// See `sendControl(_:)` (the echo of binary messages).
+    private func sendControl(_ bytes: [UInt8]) {
+        do { try channel.send(bytes) } catch { controlMessagesUnsent += 1 }
     }
 
     private func handle(_ event: DataChannel.Event) {
@@ -451,7 +466,7 @@ public actor FileTransferEndpoint {
                 return
             }
             if echo {
-                try? channel.send(text)
+                sendControl(text)
                 return
             }
             switch FileMessage(json: text) {
@@ -478,7 +493,7 @@ public actor FileTransferEndpoint {
             }
         case .binary(let bytes):
             if echo {
-                try? channel.send(bytes)
+                sendControl(bytes)
                 return
             }
             // Bytes belong to the file being received; outside a transfer, to the application.
@@ -506,17 +521,18 @@ public actor FileTransferEndpoint {
         let safe = FileMessage.safeName(name)
         guard let directory = receiveDirectory else {
             // Nowhere to put it: say so at once, or the sender would send it all and wait.
-            try? channel.send(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
+            sendControl(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
             return
         }
         guard size <= maxReceiveSize, incoming == nil else {
-            try? channel.send(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
+            sendControl(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
             return
         }
+        // A directory that cannot be made shows as the temporary file failing just below.
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let temporary = directory + "/.\(safe).partial-\(UInt32.random(in: 0...UInt32.max))"
         guard let file = BlockFile.create(temporary) else {
-            try? channel.send(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
+            sendControl(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
             return
         }
         incoming = Incoming(
@@ -556,6 +572,7 @@ public actor FileTransferEndpoint {
         if ok, let directory = receiveDirectory {
             // Never over an existing file: `name (1).ext` and so on.
             path = try? FilePlacement.place(current.temporaryPath, in: directory, as: current.name)
+            // Removing a temporary file is tidying: one left behind is hidden (a dot name) and never read.
             if path == nil { try? FileManager.default.removeItem(atPath: current.temporaryPath) }
         } else {
             try? FileManager.default.removeItem(atPath: current.temporaryPath)
@@ -566,7 +583,7 @@ public actor FileTransferEndpoint {
             Outcome(
                 name: current.name, bytes: current.received, sha256: actual, ok: ok && path != nil,
                 seconds: seconds(since: current.started), path: path, announcedBytes: current.size))
-        try? channel.send(
+        sendControl(
             FileMessage.ack(name: current.name, size: current.received, sha256: actual, ok: ok && path != nil).json)
     }
 
@@ -576,7 +593,7 @@ public actor FileTransferEndpoint {
         current.file.close()
         try? FileManager.default.removeItem(atPath: current.temporaryPath)
         if tellPeer {
-            try? channel.send(FileMessage.ack(name: current.name, size: current.received, sha256: "", ok: false).json)
+            sendControl(FileMessage.ack(name: current.name, size: current.received, sha256: "", ok: false).json)
         }
         onReceived(
             Outcome(
@@ -597,6 +614,7 @@ public actor FileTransferEndpoint {
         guard let directory = receiveDirectory else { return }
         if chunked[chunk.fileId] == nil {
             guard chunk.index == 0, chunked.count < Self.maxChunkedFiles else { return }
+            // As in beginReceiving: a failure shows as the temporary file failing.
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let name = FileMessage.safeName(
                 chunk.name ?? ChunkMessage.fallbackName(fileId: chunk.fileId, mime: chunk.mime))

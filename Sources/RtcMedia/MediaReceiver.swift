@@ -45,6 +45,8 @@ public final class MediaReceiver: @unchecked Sendable {
         public var framesDropped = 0
         /// Video keyframes received.
         public var keyframesReceived = 0
+        /// Audio packets and video frames the decoder refused (video then waits for a keyframe).
+        public var decodeErrors = 0
         /// Audio: 20 ms frames made up by loss concealment or FEC.
         public var concealedFrames = 0
         /// Video: pauses between decoded frames longer than max(3 × the mean interval, mean + 150 ms).
@@ -160,9 +162,24 @@ public final class MediaReceiver: @unchecked Sendable {
         // A recording of received packets only (Ogg Opus, IVF) needs no decoding.
         let decodes = recording.map { !$0.formats.isDisjoint(with: [.wav, .y4m]) } ?? true
         switch kind {
-        case .audio: audioDecoder = decodes ? try? OpusAudioDecoder(channels: 2) : nil
-        case .video: videoDecoder = decodes ? try? Vp8VideoDecoder() : nil
+        case .audio: audioDecoder = decodes ? Self.made(try OpusAudioDecoder(channels: 2), or: &error) : nil
+        case .video: videoDecoder = decodes ? Self.made(try Vp8VideoDecoder(), or: &error) : nil
         }
+    }
+
+    /// A decoder, or nil with the reason kept in `lastError` (the track then
+    /// records packets only, and says why).
+    private static func made<T>(_ make: @autoclosure () throws -> T, or error: inout String?) -> T? {
+        do { return try make() } catch let failure {
+            error = error ?? "cannot make a decoder: \(failure)"
+            return nil
+        }
+    }
+
+    /// Keeps the first recording or decoding failure (`lastError`); the
+    /// receiver goes on with what still works. Called with `lock` held.
+    private func failed(_ failure: any Error) {
+        if error == nil { error = "\(failure)" }
     }
 
     /// A receiver for a track that records into `directory` (if any) under the
@@ -174,6 +191,7 @@ public final class MediaReceiver: @unchecked Sendable {
     ) -> MediaReceiver {
         var recording: Recording?
         if let directory {
+            // If this fails, opening the first file fails and says so in `lastError`.
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let name = others.contains { $0.kind == kind } ? "\(kind.rawValue)-\(mid)" : kind.rawValue
             recording = Recording(directory: directory, name: name, clock: clock, formats: formats)
@@ -248,10 +266,13 @@ public final class MediaReceiver: @unchecked Sendable {
         process(jitter.pop(now: .infinity))
         if y4m == nil, let (picture, _) = firstPicture, let recording, picture.width > 0 {
             // Only one picture came: write it at the usual rate.
-            y4m = try? Y4mWriter(
-                path: recording.directory + "/" + recording.name + ".y4m", width: picture.width,
-                height: picture.height, framesPerSecond: 30)
-            try? y4m?.append(picture)
+            do {
+                let writer = try Y4mWriter(
+                    path: recording.directory + "/" + recording.name + ".y4m", width: picture.width,
+                    height: picture.height, framesPerSecond: 30)
+                y4m = writer
+                try writer.append(picture)
+            } catch { failed(error) }
         }
         wav?.close()
         ogg?.close()
@@ -384,7 +405,7 @@ public final class MediaReceiver: @unchecked Sendable {
             }
         }
         nextAudioTimestamp = packet.timestamp &+ UInt32(samples)
-        if let ogg { try? ogg.append(packet.payload) }
+        if let ogg { do { try ogg.append(packet.payload) } catch { failed(error) } }
         if let webm {
             let start =
                 audioStart ?? (packet.timestamp, webm.clock.offset(of: wallclock(packet.timestamp, clockRate: 48000)))
@@ -396,7 +417,10 @@ public final class MediaReceiver: @unchecked Sendable {
             stats.seconds += Double(samples) / 48000
             return
         }
-        guard let pcm = try? decoder.decode(packet.payload) else { return }
+        guard let pcm = try? decoder.decode(packet.payload) else {
+            stats.decodeErrors += 1  // a corrupt packet: the next one decodes, the gap is concealed
+            return
+        }
         noteLatency(packet.timestamp, clockRate: 48000)
         if stats.framesDecoded == 0 { stats.firstFrameDate = Date() }
         stats.framesDecoded += 1
@@ -407,7 +431,7 @@ public final class MediaReceiver: @unchecked Sendable {
         stats.seconds += Double(pcm.count / 2) / 48000
         sink?.deliver(audio: AudioFrame(samples: pcm, channels: 2, sampleRate: 48000), mid: mid)
         guard let wav else { return }
-        do { try wav.append(pcm) } catch { self.error = "\(error)" }
+        do { try wav.append(pcm) } catch { failed(error) }
     }
 
     private func openAudio(_ packet: RtpPacket) {
@@ -420,11 +444,11 @@ public final class MediaReceiver: @unchecked Sendable {
             if recording.formats.contains(.wav) {
                 wav = try WavWriter(path: base + ".wav", channels: 2, sampleRate: 48000)
             }
-        } catch { self.error = "\(error)" }
+        } catch { failed(error) }
         let lead = recording.clock.offset(of: wallclock(packet.timestamp, clockRate: 48000))
         if lead > 0.001, lead < 30 {
             let frames = Int(lead * 48000)
-            try? wav?.append([Int16](repeating: 0, count: frames * 2))
+            do { try wav?.append([Int16](repeating: 0, count: frames * 2)) } catch { failed(error) }
         }
     }
 
@@ -444,16 +468,19 @@ public final class MediaReceiver: @unchecked Sendable {
         if ivf == nil, keyframe, let recording, recording.formats.contains(.ivf),
             let size = Vp8Payload.keyframeSize(data)
         {
-            ivf = try? IvfWriter(
-                path: recording.directory + "/" + recording.name + ".ivf", width: size.width, height: size.height)
+            do {
+                ivf = try IvfWriter(
+                    path: recording.directory + "/" + recording.name + ".ivf", width: size.width, height: size.height)
+            } catch { failed(error) }
         }
         webm?.write(.video, data, seconds: videoStartOffset + mediaTime, keyframe: keyframe)
         if let ivf {
             let milliseconds = UInt64(max(0, (videoStartOffset + mediaTime) * 1000))
-            do { try ivf.append(data, milliseconds: milliseconds) } catch { self.error = "\(error)" }
+            do { try ivf.append(data, milliseconds: milliseconds) } catch { failed(error) }
         }
         guard let decoder = videoDecoder else { return }
         guard let picture = try? decoder.decode(data) else {
+            stats.decodeErrors += 1
             keyframeWanted = true
             return
         }
@@ -479,9 +506,9 @@ public final class MediaReceiver: @unchecked Sendable {
                     height: picture.height, framesPerSecond: rate)
                 try writer.append(first)
                 y4m = writer
-            } catch { self.error = "\(error)" }
+            } catch { failed(error) }
         }
-        if let y4m { do { try y4m.append(picture) } catch { self.error = "\(error)" } }
+        if let y4m { do { try y4m.append(picture) } catch { failed(error) } }
     }
 
     /// Freeze detection as WebRTC's stats define it.

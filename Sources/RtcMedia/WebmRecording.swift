@@ -21,6 +21,7 @@ public final class WebmRecording: @unchecked Sendable {
         self.clock = clock
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
+            // If this fails, opening the file just below fails and says why.
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
         writer = try WebmWriter(path: path, audio: kinds.contains(.audio), video: kinds.contains(.video))

@@ -113,6 +113,7 @@ public final class OggOpusWriter: @unchecked Sendable {
     public func close() {
         guard !closed else { return }
         closed = true
+        // At close a failed write loses only the last page; every earlier page is on disk and plays.
         if let held { try? writeHeld(held, last: true) }
         try? flush()
         ogg_stream_clear(&stream)

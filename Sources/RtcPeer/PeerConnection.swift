@@ -241,6 +241,7 @@ public actor PeerConnection {
         if describeCandidates {
             // Once: libnice keeps its candidates across a restart; the next description carries them.
             describeCandidates = false
+            // Our own candidates come from libnice and always parse; the SDP carries what does.
             local.candidates = localCandidates.compactMap { try? Candidate(parsing: $0) }
             local.gatheringComplete = gatheringComplete
         }
@@ -881,6 +882,7 @@ public actor PeerConnection {
             selectedPair: pair, droppedCandidates: droppedCandidates,
             connectionLosses: iceLosses, sctpPacketSize: sctpPacketSizing.size)
         stats.congestion = congestion.stats
+        (stats.malformedDropped, stats.sendFailures) = (counters.malformedDropped, counters.sendFailures)
         if let pair {
             let turn = Set(transport.ice.configuration.turnServers.map { "\($0.transport)" })
             stats.path = IcePath(local: pair.local, remote: pair.remote, turnTransports: turn)

@@ -14,6 +14,11 @@ public struct PeerStats: Sendable, Equatable {
     public var strayDropped: UInt64 = 0
     /// Incoming RTP packets dropped on purpose (`PeerConfiguration.simulatedRtpLoss`).
     public var simulatedDrops: UInt64 = 0
+    /// Authenticated RTP/RTCP packets dropped because they did not parse.
+    public var malformedDropped: UInt64 = 0
+    /// DTLS records and RTP/RTCP packets not sent because they could not be
+    /// encrypted (the DTLS session closed, SRTP refused the packet).
+    public var sendFailures: UInt64 = 0
     /// Round-trip time from RTCP reports, seconds, if known.
     public var roundTripTime: Double?
     /// Cumulative loss the peer reported for what we send.

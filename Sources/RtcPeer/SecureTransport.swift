@@ -36,6 +36,10 @@ final class SecureTransport: @unchecked Sendable {
         /// Datagrams of no protocol we speak (RFC 7983), or DTLS records the session refused.
         var strayDropped: UInt64 = 0
         var simulatedDrops: UInt64 = 0
+        /// Authenticated RTP/RTCP that did not parse: the peer's bug, not an attack.
+        var malformedDropped: UInt64 = 0
+        /// Records or packets we could not encrypt (DTLS closed, SRTP refused), so not sent.
+        var sendFailures: UInt64 = 0
         var lastReceived: ContinuousClock.Instant?
     }
 
@@ -245,11 +249,18 @@ final class SecureTransport: @unchecked Sendable {
             countersLock.withLock { counters.srtpDropped += 1 }
             return
         }
+        // Authentic but unparsable: counted, never fatal (one bad packet loses only itself).
         if isRtcp {
-            if let packets = try? RtcpPacket.parseCompound(plain) { onEvent(.rtcp(packets)) }
-        } else if let packet = try? RtpPacket(parsing: plain) {
+            guard let packets = try? RtcpPacket.parseCompound(plain) else { return countMalformed() }
+            onEvent(.rtcp(packets))
+        } else {
+            guard let packet = try? RtpPacket(parsing: plain) else { return countMalformed() }
             onEvent(.rtp(packet))
         }
+    }
+
+    private func countMalformed() {
+        countersLock.withLock { counters.malformedDropped += 1 }
     }
 
     // MARK: Path MTU probe (PathMtuProbe)
@@ -312,7 +323,8 @@ final class SecureTransport: @unchecked Sendable {
 
     /// One DTLS record of application data.
     private func sendRecord(_ plaintext: [UInt8]) {
-        let datagrams: [[UInt8]] = dtlsLock.withLock { (try? dtls?.send(plaintext)) ?? [] }
+        let datagrams: [[UInt8]]? = dtlsLock.withLock { try? dtls?.send(plaintext) }
+        guard let datagrams else { return countSendFailure() }  // DTLS closed or not up: SCTP retransmits or gives up
         sendAll(datagrams)
     }
 
@@ -321,8 +333,7 @@ final class SecureTransport: @unchecked Sendable {
     /// Protects and sends an RTP packet; false before SRTP is ready.
     @discardableResult
     func sendRtp(_ packet: RtpPacket) -> Bool {
-        let protected: [UInt8]? = srtpLock.withLock { try? srtpSessions().outbound?.protectRtp(packet.serialized()) }
-        guard let protected else { return false }
+        guard let protected = protect({ try $0.protectRtp(packet.serialized()) }) else { return false }
         sendAll([protected])
         return true
     }
@@ -330,10 +341,28 @@ final class SecureTransport: @unchecked Sendable {
     @discardableResult
     func sendRtcp(_ packets: [RtcpPacket]) -> Bool {
         let compound = packets.flatMap { $0.serialized() }
-        let protected: [UInt8]? = srtpLock.withLock { try? srtpSessions().outbound?.protectRtcp(compound) }
-        guard let protected else { return false }
+        guard let protected = protect({ try $0.protectRtcp(compound) }) else { return false }
         sendAll([protected])
         return true
+    }
+
+    /// What `work` made of a packet with the outbound SRTP session; nil
+    /// before SRTP is ready, or (counted) when libsrtp refused it.
+    private func protect(_ work: (SrtpSession) throws -> [UInt8]) -> [UInt8]? {
+        let result: Result<[UInt8], any Error>? = srtpLock.withLock {
+            srtpSessions().outbound.map { outbound in Result { try work(outbound) } }
+        }
+        switch result {
+        case nil: return nil
+        case .failure:
+            countSendFailure()
+            return nil
+        case .success(let protected): return protected
+        }
+    }
+
+    private func countSendFailure() {
+        countersLock.withLock { counters.sendFailures += 1 }
     }
 
     /// DTLS handshake flights: one that cannot leave yet (ICE has no selected

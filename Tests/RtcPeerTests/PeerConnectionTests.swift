@@ -235,6 +235,23 @@ extension PeerConnection {
         await call.close()
     }
 
+    /// An authentic RTCP packet that does not parse (a sender report cut to
+    /// its SSRC) is counted and dropped; the connection goes on.
+    @Test func anAuthenticButMalformedPacketIsCounted() async throws {
+        let call = try LoopbackCall()
+        let audio = await call.offerer.addTransceiver(.audio)
+        #expect(try await call.connect())
+        let received = await call.answerer.receivedRtp(mid: audio.mid)
+        #expect(await call.answerer.stats().malformedDropped == 0)
+        #expect(call.offerer.transport.sendRtcp([.other(type: 200, count: 0, body: [0, 0, 0, 1])]))
+        let counted = await eventually(within: .seconds(5)) { await call.answerer.stats().malformedDropped == 1 }
+        #expect(counted)
+        #expect(await call.answerer.stats().srtpDropped == 0)
+        try call.offerer.sendRtp(mid: audio.mid, payload: [0xF8, 9], timestamp: 960)
+        #expect(await received.first(within: .seconds(5)) { $0.packet.payload } == [0xF8, 9])
+        await call.close()
+    }
+
     /// A captured SRTP packet delivered a second time is dropped by the
     /// receiver's replay window, and the application sees it once.
     @Test func aReplayedSrtpPacketIsDropped() async throws {
