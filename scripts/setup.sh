@@ -8,7 +8,8 @@ set -euo pipefail
 # read with FFmpeg's libraries), and the
 # tools the tests start (coturn for TURN, headless Chromium for browser
 # interop, ffmpeg and sox to make and check media files, curl as the client
-# through port forwards, PostgreSQL servers for the Express cluster tests).
+# through port forwards, PostgreSQL servers for the Express cluster tests,
+# c-toxcore's tox-bootstrapd for the bootstrap-restart test).
 DEB_PACKAGES=(
   pkg-config
   libtoxcore-dev libsodium-dev
@@ -16,7 +17,7 @@ DEB_PACKAGES=(
   libopus-dev libvpx-dev libogg-dev
   libmicrohttpd-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev
   libavformat-dev libavcodec-dev libswresample-dev libswscale-dev libavutil-dev
-  coturn chromium chromium-driver ffmpeg sox curl postgresql
+  coturn chromium chromium-driver ffmpeg sox curl postgresql toxcore-utils
   nftables iproute2 conntrack tcpdump
 )
 

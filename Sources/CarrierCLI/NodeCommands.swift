@@ -13,7 +13,9 @@ struct NodeCommand: Command {
         Runs a bootstrap node for a private network until Ctrl-C. Prints one line,
         HOST:PORT:KEY (key in base58), to pass to other commands as --bootstrap.
         It serves the DHT over UDP and a TCP relay on the same port. Its key is new
-        on every start.
+        on every start (toxcore's API cannot keep it): for a bootstrap node whose
+        key survives restarts, run c-toxcore's tox-bootstrapd (Debian: toxcore-utils)
+        and pass its HOST:PORT:HEXKEY.
 
           --host HOST   the address others reach it at (printed; toxcore listens on all)
           --port N      UDP and TCP port (default: a free one)

@@ -3,26 +3,9 @@ extension Carrier {
     func handle(_ event: ToxEvent) {
         switch event {
         case .selfConnection(let isConnected):
-            guard isConnected != connected else { return }
-            if !isConnected {
-                Self.log.warning("lost the network; asking the bootstrap nodes again in 10 s")
-            }
-            connected = isConnected
-            recovery.connectionChanged(connected: isConnected, now: clock.now)
-            let stretch = offline.connectionChanged(connected: isConnected, now: clock.now)
-            emit(.connection(connected: isConnected))
-            if let stretch, isReady {
-                let report = reachability()
-                Self.log.info(
-                    "back on the network after \(stretch) s (\(report.rebootstraps) re-bootstraps, \(report.restarts) restarts so far)"
-                )
-                emit(.backOnline(offlineSeconds: stretch, reachability: report))
-            }
-            if isConnected, !isReady {
-                isReady = true
-                emit(.ready)
-                requestPull()
-            }
+            toxConnected = isConnected
+            isolation.toxConnection(connected: isConnected, now: clock.now)
+            updateConnection()
         case .friendRequest(let key, let payload):
             handleFriendRequest(key: key, payload: payload)
         case .friendPacket(let number, let data):
@@ -170,5 +153,50 @@ extension Carrier {
         for key in Array(pendingInvites.keys) { resolveInvite(key, InviteReply(status: -1, reason: reason)) }
         for id in Array(receipts.keys) { finishReceipt(id, .error(reason)) }
         outgoing = [:]
+    }
+
+    /// Sets `connected` from what toxcore says and what the socket heard
+    /// (`IsolationCheck`): the node's own view of whether it is on the network.
+    func updateConnection() {
+        let now = clock.now
+        if let heard = socketWatch?.lastHeardFromOthers { isolation.heard(at: heard) }
+        // UDP silent for a while (blocked, or only ourselves): look at the TCP relays, at most once a second.
+        if toxConnected, now - (socketWatch?.lastHeardFromOthers ?? isolationTcpCheck) > .seconds(5),
+            now - isolationTcpCheck >= .seconds(1)
+        {
+            isolationTcpCheck = now
+            let relayPorts = Set(options.bootstrapNodes.map(\.port))
+            if let heard = SocketWatch.lastTcpReceive(
+                relayPorts: relayPorts, servingPort: options.tcpRelayPort, now: now)
+            {
+                isolation.heard(at: heard)
+            }
+        }
+        // Without the socket (not found among the descriptors) there is nothing to judge by.
+        let alone = socketWatch != nil && isolation.isolated(now: now)
+        let isConnected = toxConnected && !alone
+        guard isConnected != connected else { return }
+        if !isConnected {
+            Self.log.warning(
+                alone
+                    ? "toxcore says it is connected, but no other node was heard for \(isolation.silence): off the network; asking the bootstrap nodes again in 10 s"
+                    : "lost the network; asking the bootstrap nodes again in 10 s")
+        }
+        connected = isConnected
+        recovery.connectionChanged(connected: isConnected, now: clock.now)
+        let stretch = offline.connectionChanged(connected: isConnected, now: clock.now)
+        emit(.connection(connected: isConnected))
+        if let stretch, isReady {
+            let report = reachability()
+            Self.log.info(
+                "back on the network after \(stretch) s (\(report.rebootstraps) re-bootstraps, \(report.restarts) restarts so far)"
+            )
+            emit(.backOnline(offlineSeconds: stretch, reachability: report))
+        }
+        if isConnected, !isReady {
+            isReady = true
+            emit(.ready)
+            requestPull()
+        }
     }
 }

@@ -45,6 +45,8 @@ extension Carrier {
         for node in options.bootstrapNodes { bootstrap(node) }
         let waker = waker
         socketWatch = udpPort().flatMap { SocketWatch(udpPort: $0) { waker.wake() } }
+        toxConnected = false
+        isolation.restarted(now: clock.now)
         recovery.restarted(now: clock.now)
         emit(.toxRestarted(reason: reason))
     }

@@ -43,6 +43,11 @@ public actor Carrier {
         var presence = Presence.none
     }
     var connected = false
+    /// What toxcore last said of its own connection; `connected` also weighs `isolation`.
+    var toxConnected = false
+    var isolation: IsolationCheck
+    /// When `updateConnection` last looked at the TCP relay connections.
+    var isolationTcpCheck = ContinuousClock.now
     var isReady = false
     /// When to ask the bootstrap nodes again, or start toxcore afresh, while off the network.
     var recovery: OfflineRecovery
@@ -155,6 +160,7 @@ public actor Carrier {
         userId = id
         lastActivity = clock.now
         recovery = OfflineRecovery(startedAt: clock.now)
+        isolation = IsolationCheck(silence: options.aloneAfter)
         let limits = FragmentAssembler<UserId>.Limits(maxTotal: Self.maxInviteSize, timeout: options.fragmentTimeout)
         bulkAssembler = FragmentAssembler(
             limits: .init(maxTotal: Self.maxMessageSize, timeout: options.fragmentTimeout))
@@ -252,6 +258,7 @@ public actor Carrier {
         tox_iterate(tox, buffer.pointer)
         socketWatch?.rearm()
         for event in buffer.drain() { handle(event) }
+        updateConnection()
         switch recovery.due(now: clock.now) {
         case .rebootstrap? where !options.bootstrapNodes.isEmpty:
             counters.rebootstraps += 1

@@ -41,6 +41,10 @@ public struct CarrierOptions: Sendable {
     public var expressPullInterval: Duration = .seconds(300)
     /// A message whose receipt has not come by then goes to Express too (receipt `.offline`).
     public var offlineFallbackAfter: Duration = .seconds(30)
+    /// toxcore connected over UDP yet no datagram from any other node for this
+    /// long: the node counts as off the network (`IsolationCheck`; toxcore can
+    /// end up talking only to itself). Shorter only in tests.
+    public var aloneAfter: Duration = .seconds(60)
 
     /// Options with the defaults above.
     public init(dataDirectory: String? = nil, bootstrapNodes: [BootstrapNode] = []) {
