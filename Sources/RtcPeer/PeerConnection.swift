@@ -30,20 +30,14 @@ public actor PeerConnection {
     /// The pending local offer restarted ICE (a rollback cannot undo that in libnice:
     /// the next description carries the new credentials and candidates).
     private var pendingOfferRestartedIce = false
-    /// Remote candidates not used, by reason (`PeerStats.droppedCandidates`).
-    private var droppedCandidates: [String: Int] = [:]
+    /// The remote candidates: held, screened, given to ICE once, or counted as dropped.
+    private var candidates = CandidatePool()
     private var transceivers: [Transceiver] { negotiator.transceivers }
     private var localDescription: SessionDescription? { negotiator.localDescription }
     private var remoteDescription: SessionDescription? { negotiator.remoteDescription }
     private var localCandidates: [String] = []
     private var gatheringComplete = false
     private var gathering = false
-    private var pendingRemoteCandidates: [String] = []
-    /// Remote candidates given to ICE in this ICE generation. A peer may repeat
-    /// one (in a re-offer's SDP, and trickled too): given again to a connected
-    /// libnice agent, it restarts checks and trips libnice's own state assertion.
-    private var knownRemoteCandidates: Set<String> = []
-    static let maxRemoteCandidates = 1024
     private var dtlsRole: DtlsTransport.Role?
     private var dtlsConnected = false
     /// Set by an ICE restart until the next local description is built: that
@@ -219,7 +213,7 @@ public actor PeerConnection {
         if case .failure(let error) = negotiator.signaling.applyingLocal(.offer) { throw error }
         if iceRestart, gathering {
             do { try transport.ice.restart() } catch { throw .transport(error.description) }
-            knownRemoteCandidates = []
+            candidates.iceRestarted()
             describeCandidates = true
             pendingOfferRestartedIce = true
         }
@@ -314,7 +308,7 @@ public actor PeerConnection {
             if effects.iceRestarted {
                 // The peer restarts ICE: so do we (new local credentials in our answer).
                 do { try transport.ice.restart() } catch { throw .transport(error.description) }
-                knownRemoteCandidates = []
+                candidates.iceRestarted()
                 describeCandidates = true
             }
         }
@@ -325,8 +319,7 @@ public actor PeerConnection {
         learnRouting(from: description)
         if let size = effects.remoteMaxMessageSize { remoteMaxMessageSize = size }
         if effects.remoteMaxMessageSize != nil { remoteSctpPacket = effects.remoteSctpPacket }
-        for line in effects.candidates + pendingRemoteCandidates { addScreened(line) }
-        pendingRemoteCandidates = []
+        for line in effects.candidates + candidates.described() { _ = add(line) }
         if effects.endOfCandidates { transport.ice.remoteCandidatesComplete() }
         if let role = effects.dtlsRole {
             pendingOfferRestartedIce = false
@@ -336,63 +329,48 @@ public actor PeerConnection {
 
     /// Adds a trickled remote candidate (`candidate:...`); an empty string means end of candidates.
     public func addIceCandidate(_ candidate: String) throws(PeerError) {
-        let line = candidate.trimmingCharacters(in: .whitespacesAndNewlines)
-        if line.isEmpty || line == "a=end-of-candidates" {
-            transport.ice.remoteCandidatesComplete()
-            return
-        }
-        guard remoteDescription != nil else {
-            // Held until the description comes (trickle may race it), within bounds.
-            guard pendingRemoteCandidates.count < 256 else {
-                countDropped("more than 256 candidates before a description")
-                throw .invalidState("more than 256 candidates came before any description; dropped")
-            }
-            pendingRemoteCandidates.append(line)
-            return
-        }
-        if let reason = addScreened(line) {
-            throw .badDescription("unusable candidate \(line.prefix(100)): \(reason)")
-        }
-    }
-
-    /// Adds a remote candidate after `RemoteCandidateScreen`: IP literals at
-    /// once, host names once resolved (off the actor); what cannot be used is
-    /// counted by reason. Returns the reason when it was dropped at once.
-    @discardableResult
-    private func addScreened(_ line: String) -> String? {
-        switch RemoteCandidateScreen.screen(line) {
-        case .use(let text):
-            guard !knownRemoteCandidates.contains(text) else { return nil }  // nothing new for ICE
-            guard knownRemoteCandidates.count < Self.maxRemoteCandidates else {
-                countDropped("more than \(Self.maxRemoteCandidates) remote candidates")
-                return "too many candidates"
-            }
-            knownRemoteCandidates.insert(text)
-            do { try transport.ice.addRemoteCandidate(text) } catch {
-                countDropped("refused by ICE (component or transport not used)")
-                return "refused by ICE"
-            }
-            return nil
+        switch add(candidate) {
+        case .drop where remoteDescription == nil:  // too many held before the description
+            throw .invalidState("more than \(CandidatePool.maxPending) candidates came before any description; dropped")
         case .drop(let reason):
-            countDropped(reason)
-            return reason
-        case .resolve(var candidate, let host):
-            Task { [weak self] in
-                guard let address = await RemoteCandidateScreen.resolve(host) else {
-                    await self?.countDropped(
-                        host.hasSuffix(".local") ? "mDNS name did not resolve" : "host name did not resolve")
-                    return
-                }
-                candidate.address = address
-                await self?.addScreened(candidate.description)
-            }
-            return nil
+            throw .badDescription("unusable candidate \(candidate.prefix(100)): \(reason)")
+        default:
+            return
         }
     }
 
-    private func countDropped(_ reason: String) {
-        Logger("peer").info("remote candidate dropped: \(reason)")
-        droppedCandidates[reason, default: 0] += 1
+    /// Carries out `CandidatePool`'s verdict on a line: ICE gets IP literals at
+    /// once, host names once resolved (off the actor). Returns the verdict
+    /// (`.drop` when ICE refused the candidate too).
+    private func add(_ line: String) -> CandidatePool.Verdict {
+        let verdict = candidates.receive(line, described: remoteDescription != nil)
+        return carryOut(verdict)
+    }
+
+    private func carryOut(_ verdict: CandidatePool.Verdict) -> CandidatePool.Verdict {
+        switch verdict {
+        case .endOfCandidates:
+            transport.ice.remoteCandidatesComplete()
+        case .use(let text):
+            do { try transport.ice.addRemoteCandidate(text) } catch {
+                candidates.refused()
+                return .drop(reason: "refused by ICE")
+            }
+        case .resolve(let candidate, let host):
+            Task { [weak self] in
+                let address = await RemoteCandidateScreen.resolve(host)
+                await self?.resolved(candidate, host: host, address: address)
+            }
+        case .drop(let reason):
+            Logger("peer").info("remote candidate dropped: \(reason)")
+        case .held, .known:
+            break
+        }
+        return verdict
+    }
+
+    private func resolved(_ candidate: Candidate, host: String, address: String?) {
+        _ = carryOut(candidates.resolved(candidate, host: host, address: address))
     }
 
     /// The local description with the candidates gathered so far (for peers that do not trickle).
@@ -879,7 +857,7 @@ public actor PeerConnection {
             simulatedDrops: counters.simulatedDrops, roundTripTime: roundTripTime,
             packetsLostByPeer: lostByPeer,
             inbound: reception.inbound,
-            selectedPair: pair, droppedCandidates: droppedCandidates,
+            selectedPair: pair, droppedCandidates: candidates.dropped,
             connectionLosses: iceLosses, sctpPacketSize: sctpPacketSizing.size)
         stats.congestion = congestion.stats
         (stats.malformedDropped, stats.sendFailures) = (counters.malformedDropped, counters.sendFailures)
