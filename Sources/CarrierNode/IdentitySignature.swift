@@ -111,23 +111,35 @@ public enum IdentitySignature {
 }
 
 /// An identity key ready to sign many messages (an Express node signs every
-/// answer): the clamped scalar and its Edwards public point are computed
-/// once instead of for every signature.
+/// answer): the clamped scalar, its reduction and its Edwards public point are
+/// computed once instead of for every signature. The secret values live in
+/// memory of their own (`SecretBytes`), wiped when the last copy of the signer
+/// goes; each signature's secret intermediates (the nonce r, h·a) are wiped
+/// before `sign` returns.
 public struct IdentitySigner: Sendable {
-    private let scalar: [UInt8]
+    /// The clamped scalar a, then a mod L (32 bytes each).
+    private let secret: SecretBytes
     private let publicPoint: [UInt8]
 
     /// Prepares `secretKey` (32 bytes) for signing.
     public init(secretKey: [UInt8]) throws(IdentitySignature.SignError) {
         guard secretKey.count == IdentitySignature.secretKeySize else { throw .badSecretKey }
         _ = sodium_init()
-        var a = secretKey
-        a[0] &= 248
-        a[31] &= 127
-        a[31] |= 64
+        let secret = SecretBytes(count: 64)
         var point = [UInt8](repeating: 0, count: 32)
-        _ = crypto_scalarmult_ed25519_base_noclamp(&point, a)
-        scalar = a
+        secret.with { bytes in
+            for index in 0..<32 { bytes[index] = secretKey[index] }
+            bytes[0] &= 248
+            bytes[31] &= 127
+            bytes[31] |= 64
+            _ = crypto_scalarmult_ed25519_base_noclamp(&point, bytes)
+            // a mod L, for s = r + h·a: the 32-byte scalar widened to 64 bytes, reduced.
+            var wide = [UInt8](repeating: 0, count: 64)
+            for index in 0..<32 { wide[index] = bytes[index] }
+            crypto_core_ed25519_scalar_reduce(bytes + 32, wide)
+            Self.wipe(&wide)
+        }
+        self.secret = secret
         publicPoint = point
     }
 
@@ -135,6 +147,7 @@ public struct IdentitySigner: Sendable {
     public func sign(message: [UInt8]) throws(IdentitySignature.SignError) -> [UInt8] {
         var random = [UInt8](repeating: 0, count: 64)
         randombytes_buf(&random, 64)
+        defer { Self.wipe(&random) }
         return try sign(message: message, random: random)
     }
 
@@ -142,37 +155,71 @@ public struct IdentitySigner: Sendable {
     func sign(message: [UInt8], random: [UInt8]) throws(IdentitySignature.SignError) -> [UInt8] {
         guard !message.isEmpty else { throw .emptyMessage }
         guard random.count == 64 else { throw .badRandom }
-        // r = SHA512(0xFE || 0xFF*31 || a || msg || Z) mod L
-        let prefix: [UInt8] = [0xFE] + [UInt8](repeating: 0xFF, count: 31)
-        let r = Self.reduce(Self.sha512(prefix, scalar, message, random))
-        var nonce = [UInt8](repeating: 0, count: 32)
-        _ = crypto_scalarmult_ed25519_base_noclamp(&nonce, r)
+        return secret.with { bytes in
+            let a = UnsafeBufferPointer(start: bytes, count: 32)
+            let aReduced = bytes + 32
+            // r = SHA512(0xFE || 0xFF*31 || a || msg || Z) mod L
+            let prefix: [UInt8] = [0xFE] + [UInt8](repeating: 0xFF, count: 31)
+            var digest = Self.sha512(prefix, a, message, random)
+            var r = [UInt8](repeating: 0, count: 32)
+            crypto_core_ed25519_scalar_reduce(&r, digest)
+            var nonce = [UInt8](repeating: 0, count: 32)
+            _ = crypto_scalarmult_ed25519_base_noclamp(&nonce, r)
 
-        // h = SHA512(R || A || msg) mod L; s = r + h*a mod L
-        let h = Self.reduce(Self.sha512(nonce, publicPoint, message))
-        let aReduced = Self.reduce(scalar + [UInt8](repeating: 0, count: 32))
-        var ha = [UInt8](repeating: 0, count: 32)
-        crypto_core_ed25519_scalar_mul(&ha, h, aReduced)
-        var s = [UInt8](repeating: 0, count: 32)
-        crypto_core_ed25519_scalar_add(&s, r, ha)
+            // h = SHA512(R || A || msg) mod L; s = r + h*a mod L
+            let hDigest = Self.sha512(nonce, publicPoint, message)
+            var h = [UInt8](repeating: 0, count: 32)
+            crypto_core_ed25519_scalar_reduce(&h, hDigest)
+            var ha = [UInt8](repeating: 0, count: 32)
+            crypto_core_ed25519_scalar_mul(&ha, h, aReduced)
+            var s = [UInt8](repeating: 0, count: 32)
+            crypto_core_ed25519_scalar_add(&s, r, ha)
+            Self.wipe(&digest)
+            Self.wipe(&r)
+            Self.wipe(&ha)
 
-        var signature = nonce + s
-        signature[63] |= publicPoint[31] & 0x80
-        return signature
+            var signature = nonce + s
+            signature[63] |= publicPoint[31] & 0x80
+            return signature
+        }
     }
 
-    private static func sha512(_ parts: [UInt8]...) -> [UInt8] {
+    private static func sha512(_ parts: any Sequence<UInt8>...) -> [UInt8] {
         var state = crypto_hash_sha512_state()
         crypto_hash_sha512_init(&state)
-        for part in parts { crypto_hash_sha512_update(&state, part, UInt64(part.count)) }
+        for part in parts {
+            let bytes = part.withContiguousStorageIfAvailable { buffer in
+                crypto_hash_sha512_update(&state, buffer.baseAddress, UInt64(buffer.count))
+            }
+            precondition(bytes != nil, "contiguous input")
+        }
         var digest = [UInt8](repeating: 0, count: 64)
         crypto_hash_sha512_final(&state, &digest)
         return digest
     }
 
-    private static func reduce(_ wide: [UInt8]) -> [UInt8] {
-        var scalar = [UInt8](repeating: 0, count: 32)
-        crypto_core_ed25519_scalar_reduce(&scalar, wide)
-        return scalar
+    private static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) }
     }
+}
+
+/// Secret bytes in memory of their own, wiped (`sodium_memzero`) when the
+/// last reference goes, so no copy of them lingers in a freed array.
+final class SecretBytes: @unchecked Sendable {
+    private let pointer: UnsafeMutablePointer<UInt8>
+    private let count: Int
+
+    init(count: Int) {
+        pointer = .allocate(capacity: count)
+        pointer.initialize(repeating: 0, count: count)
+        self.count = count
+    }
+
+    deinit {
+        sodium_memzero(pointer, count)
+        pointer.deallocate()
+    }
+
+    /// Access to the bytes; written only while the owner is being made, read after.
+    func with<R>(_ body: (UnsafeMutablePointer<UInt8>) throws -> R) rethrows -> R { try body(pointer) }
 }
