@@ -59,10 +59,8 @@ public actor PeerConnection {
     /// Transport-wide congestion control, when both ends negotiated it.
     private nonisolated let congestion = CongestionControl()
     private var congestionFeedbackTask: Task<Void, Never>?
-    private var roundTripTime: Double?
-    /// Per incoming SSRC, the last sender report's wallclock (Unix seconds) and RTP time.
-    private var senderClocks: [UInt32: SenderClock] = [:]
-    private var lostByPeer: Int64 = 0
+    /// RTCP reports both ways: round-trip time, the peer's loss, the senders' clocks.
+    private var rtcp = RtcpReporter()
     private var rtcpTask: Task<Void, Never>?
     private var gatheringWaiters: [CheckedContinuation<Void, Never>] = []
     private let started: ContinuousClock.Instant
@@ -767,41 +765,16 @@ public actor PeerConnection {
 
     /// The sender's clock for an incoming stream, from its last sender report:
     /// what wallclock time an RTP timestamp stands for (RFC 3550 §6.4.1).
-    public func senderClock(ssrc: UInt32) -> SenderClock? { senderClocks[ssrc] }
+    public func senderClock(ssrc: UInt32) -> SenderClock? { rtcp.senderClocks[ssrc] }
 
     private func handleRtcp(_ packets: [RtcpPacket]) {
-        for packet in packets {
-            switch packet {
-            case .senderReport(let report):
-                reception.noteSenderReport(ssrc: report.ssrc, ntpTime: report.ntpTime)
-                senderClocks[report.ssrc] = SenderClock(
-                    wallclock: NtpTime.unixSeconds(report.ntpTime), rtpTimestamp: report.rtpTime)
-                noteReports(report.reports)
-            case .receiverReport(let report):
-                noteReports(report.reports)
-            case .nack:
-                break  // answered on the ICE thread (init)
-            case .pli(_, let mediaSsrc):
-                keyframeRequested(ssrc: mediaSsrc)
-            case .fir(_, let entries):
-                for entry in entries { keyframeRequested(ssrc: entry.ssrc) }
-            default:
-                break
-            }
-        }
-    }
-
-    private func keyframeRequested(ssrc: UInt32) {
-        if let transceiver = transceivers.first(where: { $0.info.sendSsrc == ssrc }) {
-            emit(.keyframeRequested(mid: transceiver.info.mid))
-        }
-    }
-
-    private func noteReports(_ blocks: [RtcpPacket.ReportBlock]) {
         let arrival = NtpTime.from(unixSeconds: Date().timeIntervalSince1970)
-        for block in blocks where transceivers.contains(where: { $0.info.sendSsrc == block.ssrc }) {
-            if let rtt = NtpTime.roundTripSeconds(block: block, arrivalNtp: arrival) { roundTripTime = rtt }
-            lostByPeer = Int64(block.cumulativeLost)
+        let heard = rtcp.received(packets, ours: Set(transceivers.map(\.info.sendSsrc)), arrivalNtp: arrival)
+        for report in heard.senderReports { reception.noteSenderReport(ssrc: report.ssrc, ntpTime: report.ntpTime) }
+        for ssrc in heard.keyframeRequests {
+            if let transceiver = transceivers.first(where: { $0.info.sendSsrc == ssrc }) {
+                emit(.keyframeRequested(mid: transceiver.info.mid))
+            }
         }
     }
 
@@ -818,25 +791,9 @@ public actor PeerConnection {
 
     private func sendReports() {
         guard state == .connected else { return }
-        let blocks = reception.reportBlocks(limit: 31)
-        var packets: [RtcpPacket] = []
-        let ntp = NtpTime.from(unixSeconds: Date().timeIntervalSince1970)
-        let instant = ContinuousClock.now
-        for stream in sending.sent {
-            // The RTP time that corresponds to `ntp`: the last timestamp sent, moved on by the time since.
-            let seconds = (instant - stream.lastSent).inSeconds
-            let rtpNow = stream.lastTimestamp &+ UInt32(truncatingIfNeeded: Int64(seconds * Double(stream.clockRate)))
-            packets.append(
-                .senderReport(
-                    .init(
-                        ssrc: stream.ssrc, ntpTime: ntp, rtpTime: rtpNow, packetCount: stream.packets,
-                        octetCount: stream.octets, reports: packets.isEmpty ? blocks : [])))
-        }
-        // With nothing sent, a receiver report (empty if nothing was received either) keeps
-        // RTCP flowing once a second: the peer knows we are alive (RFC 3550 §6.4.2).
-        if packets.isEmpty, let ssrc = transceivers.first?.info.sendSsrc {
-            packets.append(.receiverReport(.init(ssrc: ssrc, reports: blocks)))
-        }
+        let packets = RtcpReporter.reports(
+            sent: sending.sent, blocks: reception.reportBlocks(limit: 31), ourSsrc: transceivers.first?.info.sendSsrc,
+            ntp: NtpTime.from(unixSeconds: Date().timeIntervalSince1970), now: .now)
         if !packets.isEmpty { transport.sendRtcp(packets) }
     }
 
@@ -854,8 +811,8 @@ public actor PeerConnection {
             bytesSent: counters.bytesSent, bytesReceived: counters.bytesReceived, packetsSent: counters.packetsSent,
             packetsReceived: counters.packetsReceived, srtpDropped: counters.srtpDropped,
             strayDropped: counters.strayDropped,
-            simulatedDrops: counters.simulatedDrops, roundTripTime: roundTripTime,
-            packetsLostByPeer: lostByPeer,
+            simulatedDrops: counters.simulatedDrops, roundTripTime: rtcp.roundTripTime,
+            packetsLostByPeer: rtcp.lostByPeer,
             inbound: reception.inbound,
             selectedPair: pair, droppedCandidates: candidates.dropped,
             connectionLosses: iceLosses, sctpPacketSize: sctpPacketSizing.size)
