@@ -80,16 +80,18 @@ public actor PeerConnection {
         let reception = RtpReception(started: started)
         self.reception = reception
         transport = try SecureTransport(
-            ice: try configuration.iceConfiguration(controlling: true), simulatedLoss: configuration.simulatedRtpLoss
-        ) { event in
-            // Data-channel traffic goes straight to its channel (on the SCTP queue),
-            // RTP to its media section's stream (on the ICE thread), and NACKs are
-            // answered from the retransmission cache there too: through the actor,
-            // a busy moment delayed retransmissions past the receiver's wait.
-            switch event {
-            case .rtp(let packet):
+            ice: try configuration.iceConfiguration(controlling: true), simulatedLoss: configuration.simulatedRtpLoss,
+            onRtp: { packet in
+                // RTP goes to its media section's stream on the ICE thread, never through the actor.
                 congestion.received(packet)
                 reception.deliver(packet)
+            }
+        ) { event in
+            // Data-channel traffic goes straight to its channel (on the SCTP queue),
+            // and NACKs are answered from the retransmission cache on the ICE
+            // thread: through the actor, a busy moment delayed retransmissions
+            // past the receiver's wait. The rest is control, for the actor.
+            switch event {
             case .rtcp(let packets):
                 congestion.handle(packets)
                 for case .nack(_, let mediaSsrc, let lost) in packets {
@@ -528,8 +530,6 @@ public actor PeerConnection {
             close()
         case .sctp(let sctpEvent):
             handleSctp(sctpEvent)
-        case .rtp(let packet):
-            reception.deliver(packet)  // not reached: the transport's handler delivers RTP itself
         case .rtcp(let packets):
             handleRtcp(packets)
         }

@@ -13,7 +13,8 @@ import RtcSRTP
 /// over DTLS. Packets never wait for an actor: the receive path runs on the
 /// ICE (GLib) thread, SCTP output on the SCTP queue, RTP sends on the
 /// caller's thread, each behind the lock of the state it touches.
-/// Control events go to `onEvent` (on whichever of those threads).
+/// Incoming RTP goes to `onRtp` (on the ICE thread); control events,
+/// RTCP among them, to `onEvent` (on whichever of those threads).
 final class SecureTransport: @unchecked Sendable {
     enum Event: Sendable {
         case ice(IceEvent)
@@ -23,7 +24,6 @@ final class SecureTransport: @unchecked Sendable {
         case sctp(SctpAssociation.Event)
         /// A path MTU probe is settled: SCTP packets of this size (nil: the default).
         case pathProbed(Int?)
-        case rtp(RtpPacket)
         case rtcp([RtcpPacket])
     }
 
@@ -45,6 +45,7 @@ final class SecureTransport: @unchecked Sendable {
 
     let ice: IceAgent
     private let onEvent: @Sendable (Event) -> Void
+    private let onRtp: @Sendable (RtpPacket) -> Void
     private let dtlsLock = NSLock()
     private var dtls: DtlsTransport?
     private var dtlsTimer: DispatchSourceTimer?
@@ -65,9 +66,11 @@ final class SecureTransport: @unchecked Sendable {
     var sentDatagramTap: (@Sendable ([UInt8]) -> Void)?
 
     init(
-        ice configuration: IceConfiguration, simulatedLoss: Double = 0, onEvent: @escaping @Sendable (Event) -> Void
+        ice configuration: IceConfiguration, simulatedLoss: Double = 0,
+        onRtp: @escaping @Sendable (RtpPacket) -> Void, onEvent: @escaping @Sendable (Event) -> Void
     ) throws {
         self.onEvent = onEvent
+        self.onRtp = onRtp
         self.simulatedLoss = simulatedLoss
         let relay = WeakReference<SecureTransport>()
         ice = try IceAgent(
@@ -255,7 +258,7 @@ final class SecureTransport: @unchecked Sendable {
             onEvent(.rtcp(packets))
         } else {
             guard let packet = try? RtpPacket(parsing: plain) else { return countMalformed() }
-            onEvent(.rtp(packet))
+            onRtp(packet)
         }
     }
 
