@@ -132,10 +132,8 @@ public final class MediaReceiver: @unchecked Sendable {
     private var videoStartOffset = 0.0
     private var lastFrameArrival: Double?
     private var meanFrameInterval: Double?
-    private var wav: WavWriter?
-    private var ogg: OggOpusWriter?
-    private var ivf: IvfWriter?
-    private var y4m: Y4mWriter?
+    /// The files this track writes, one per format (`TrackRecorder`).
+    private let recorders: [any TrackRecorder]
     private var error: String?
     /// Why a file could not be written, if one could not.
     public var lastError: String? { lock.withLock { error } }
@@ -144,7 +142,6 @@ public final class MediaReceiver: @unchecked Sendable {
     private var latency = LatencyMeter()
     /// When the sender clock, jitter and RTT were last read from the peer connection (once a second).
     private var lastRefresh = -1.0
-    private var firstPicture: (VideoFrame, UInt32)?
 
     /// A receiver for one section, recording and handing decoded frames to `sink` if given.
     public init(
@@ -158,6 +155,7 @@ public final class MediaReceiver: @unchecked Sendable {
         self.recording = recording
         self.webm = webm
         stats = Stats(kind: kind.rawValue, mid: mid)
+        recorders = recording.map(Self.recorders(for:)) ?? []
         jitter = JitterBuffer(settings: kind == .audio ? .audio : .video)
         // A recording of received packets only (Ogg Opus, IVF) needs no decoding.
         let decodes = recording.map { !$0.formats.isDisjoint(with: [.wav, .y4m]) } ?? true
@@ -173,6 +171,23 @@ public final class MediaReceiver: @unchecked Sendable {
         do { return try make() } catch let failure {
             error = error ?? "cannot make a decoder: \(failure)"
             return nil
+        }
+    }
+
+    /// One recorder per format the recording asks for that fits the track.
+    private static func recorders(for recording: Recording) -> [any TrackRecorder] {
+        let base = recording.directory + "/" + recording.name
+        let made: [(RecordFormat, any TrackRecorder)] = [
+            (.wav, WavRecorder(path: base + ".wav")), (.opus, OggRecorder(path: base + ".opus")),
+            (.ivf, IvfRecorder(path: base + ".ivf")), (.y4m, Y4mRecorder(path: base + ".y4m")),
+        ]
+        return made.filter { recording.formats.contains($0.0) }.map(\.1)
+    }
+
+    /// Hands media to every recorder; a failure is kept (`failed`) and the others go on.
+    private func record(_ body: (any TrackRecorder) throws(MediaFileError) -> Void) {
+        for recorder in recorders {
+            do { try body(recorder) } catch { failed(error) }
         }
     }
 
@@ -264,20 +279,7 @@ public final class MediaReceiver: @unchecked Sendable {
         for task in tasks { task.cancel() }
         tasks = []
         process(jitter.pop(now: .infinity))
-        if y4m == nil, let (picture, _) = firstPicture, let recording, picture.width > 0 {
-            // Only one picture came: write it at the usual rate.
-            do {
-                let writer = try Y4mWriter(
-                    path: recording.directory + "/" + recording.name + ".y4m", width: picture.width,
-                    height: picture.height, framesPerSecond: 30)
-                y4m = writer
-                try writer.append(picture)
-            } catch { failed(error) }
-        }
-        wav?.close()
-        ogg?.close()
-        ivf?.close()
-        y4m?.close()
+        record { recorder throws(MediaFileError) in try recorder.close() }
         return snapshot()
     }
 
@@ -289,7 +291,7 @@ public final class MediaReceiver: @unchecked Sendable {
         snapshot.packetsLost = jitter.lost
         snapshot.lateOrDuplicate = jitter.late + jitter.duplicates
         snapshot.framesDropped = assembler.framesDropped
-        snapshot.recordings = [wav?.path, ogg?.path, ivf?.path, y4m?.path].compactMap { $0 }
+        snapshot.recordings = recorders.compactMap(\.path)
         snapshot.latency = latency.median
         snapshot.latencyP95 = latency.p95
         return snapshot
@@ -405,7 +407,7 @@ public final class MediaReceiver: @unchecked Sendable {
             }
         }
         nextAudioTimestamp = packet.timestamp &+ UInt32(samples)
-        if let ogg { do { try ogg.append(packet.payload) } catch { failed(error) } }
+        record { recorder throws(MediaFileError) in try recorder.opus(packet.payload) }
         if let webm {
             let start =
                 audioStart ?? (packet.timestamp, webm.clock.offset(of: wallclock(packet.timestamp, clockRate: 48000)))
@@ -430,26 +432,13 @@ public final class MediaReceiver: @unchecked Sendable {
     private func write(audio pcm: [Int16]) {
         stats.seconds += Double(pcm.count / 2) / 48000
         sink?.deliver(audio: AudioFrame(samples: pcm, channels: 2, sampleRate: 48000), mid: mid)
-        guard let wav else { return }
-        do { try wav.append(pcm) } catch { failed(error) }
+        record { recorder throws(MediaFileError) in try recorder.pcm(pcm) }
     }
 
     private func openAudio(_ packet: RtpPacket) {
         guard let recording else { return }
-        let base = recording.directory + "/" + recording.name
-        do {
-            if recording.formats.contains(.opus) {
-                ogg = try OggOpusWriter(path: base + ".opus", channels: 2, preSkip: 0)
-            }
-            if recording.formats.contains(.wav) {
-                wav = try WavWriter(path: base + ".wav", channels: 2, sampleRate: 48000)
-            }
-        } catch { failed(error) }
         let lead = recording.clock.offset(of: wallclock(packet.timestamp, clockRate: 48000))
-        if lead > 0.001, lead < 30 {
-            let frames = Int(lead * 48000)
-            do { try wav?.append([Int16](repeating: 0, count: frames * 2)) } catch { failed(error) }
-        }
+        record { recorder throws(MediaFileError) in try recorder.audioStarts(leadSeconds: lead) }
     }
 
     // MARK: Video
@@ -465,18 +454,10 @@ public final class MediaReceiver: @unchecked Sendable {
         }
         let mediaTime = Double(Int32(bitPattern: timestamp &- (firstVideoTimestamp ?? timestamp))) / 90000
         stats.seconds = max(stats.seconds, mediaTime)
-        if ivf == nil, keyframe, let recording, recording.formats.contains(.ivf),
-            let size = Vp8Payload.keyframeSize(data)
-        {
-            do {
-                ivf = try IvfWriter(
-                    path: recording.directory + "/" + recording.name + ".ivf", width: size.width, height: size.height)
-            } catch { failed(error) }
-        }
         webm?.write(.video, data, seconds: videoStartOffset + mediaTime, keyframe: keyframe)
-        if let ivf {
-            let milliseconds = UInt64(max(0, (videoStartOffset + mediaTime) * 1000))
-            do { try ivf.append(data, milliseconds: milliseconds) } catch { failed(error) }
+        let milliseconds = UInt64(max(0, (videoStartOffset + mediaTime) * 1000))
+        record { recorder throws(MediaFileError) in
+            try recorder.vp8(data, milliseconds: milliseconds, keyframe: keyframe)
         }
         guard let decoder = videoDecoder else { return }
         guard let picture = try? decoder.decode(data) else {
@@ -491,24 +472,7 @@ public final class MediaReceiver: @unchecked Sendable {
         stats.width = picture.width
         stats.height = picture.height
         noteFrameTiming()
-        guard let recording, recording.formats.contains(.y4m) else { return }
-        if y4m == nil {
-            // Y4M states a frame rate: wait for the second picture to measure it from the RTP timestamps.
-            guard let (first, firstTimestamp) = firstPicture else {
-                firstPicture = (picture, timestamp)
-                return
-            }
-            let delta = Double(Int32(bitPattern: timestamp &- firstTimestamp))
-            let rate = delta > 0 ? min(max(Int((90000 / delta).rounded()), 1), 120) : 30
-            do {
-                let writer = try Y4mWriter(
-                    path: recording.directory + "/" + recording.name + ".y4m", width: picture.width,
-                    height: picture.height, framesPerSecond: rate)
-                try writer.append(first)
-                y4m = writer
-            } catch { failed(error) }
-        }
-        if let y4m { do { try y4m.append(picture) } catch { failed(error) } }
+        record { recorder throws(MediaFileError) in try recorder.picture(picture, timestamp: timestamp) }
     }
 
     /// Freeze detection as WebRTC's stats define it.
