@@ -39,12 +39,13 @@ public actor PeerConnection {
     private var gatheringComplete = false
     private var gathering = false
     private var dtlsRole: DtlsTransport.Role?
-    private var dtlsConnected = false
     /// Set by an ICE restart until the next local description is built: that
     /// description carries the candidates (libnice keeps them across a restart).
     private var describeCandidates = false
     private var announcedTracks: Set<String> = []
-    private var state = PeerConnectionState.new
+    /// ICE and DTLS together as the W3C connection state.
+    private var connection = ConnectionStateMachine()
+    private var state: PeerConnectionState { connection.state }
     private var association: SctpAssociation?
     private var remoteMaxMessageSize: UInt64 = 65536
     /// The largest SCTP packet the peer takes, from its SDP (PathMtuProbe).
@@ -411,7 +412,7 @@ public actor PeerConnection {
             do { try transport.ice.gather() } catch { throw .transport(error.description) }
             gathering = true
         }
-        if state == .new { setState(.connecting) }
+        announce(connection.negotiating())
     }
 
     /// Tells the RTP paths which sections exist, their codecs and directions.
@@ -447,7 +448,7 @@ public actor PeerConnection {
         let ours = extensionId(local)
         let negotiated = ours.flatMap { id in extensionId(remote) == id ? UInt8(exactly: id) : nil }
         congestion.setNegotiated(extensionId: negotiated)
-        if negotiated != nil, dtlsConnected { startCongestionFeedback() }
+        if negotiated != nil, connection.dtlsConnected { startCongestionFeedback() }
     }
 
     private func startCongestionFeedback() {
@@ -515,8 +516,7 @@ public actor PeerConnection {
         case .ice(let ice):
             handleIce(ice)
         case .dtlsConnected:
-            dtlsConnected = true
-            setState(.connected)
+            announce(connection.dtlsUp())
             startSctpIfNegotiated()
             startRtcpTimer()
             startCongestionFeedback()
@@ -524,8 +524,7 @@ public actor PeerConnection {
             sctpPacketSizing = .decided(size)
             startSctpIfNegotiated()
         case .dtlsFailed(let reason):
-            setState(.failed)
-            failureReason = reason
+            announce(connection.dtlsFailed(reason))
         case .dtlsClosed:
             close()
         case .sctp(let sctpEvent):
@@ -535,11 +534,8 @@ public actor PeerConnection {
         }
     }
 
-    /// Times ICE lost an established connection (consent expired), for stats.
-    private var iceLosses = 0
-
     /// Why the connection failed, when it did.
-    public private(set) var failureReason: String?
+    public var failureReason: String? { connection.failureReason }
 
     private func handleIce(_ event: IceEvent) {
         switch event {
@@ -555,35 +551,15 @@ public actor PeerConnection {
         case .stateChanged(let iceState):
             Logger("ice").info("ICE \(iceState.rawValue)")
             emit(.iceStateChanged(iceState))
-            switch iceState {
-            case .connected, .completed:
-                // The transport has started DTLS (or sent what it held) on its own thread.
-                // Back after a disconnection or an ICE restart: DTLS kept its session.
-                if dtlsConnected, state == .disconnected { setState(.connected) }
-            case .failed where dtlsConnected:
-                // Consent lost on an established connection (an outage, a NAT
-                // that rebound): DTLS, SCTP and RTP keep their sessions, and an
-                // ICE restart (`createOffer(iceRestart: true)`) brings it back.
-                // The caller decides how long to try (`ConnectionRecovery`).
-                iceLosses += 1
-                setState(.disconnected)
-            case .failed:
-                setState(.failed)
-                failureReason = failureReason ?? "ICE failed: no candidate pair works"
-            case .disconnected where state == .connected:
-                setState(.disconnected)
-            default:
-                break
-            }
+            // The transport starts DTLS (or sends what it held) on its own thread when ICE connects.
+            announce(connection.ice(iceState))
         case .selectedPair(let local, let remote):
             if let path = IcePath(local: local, remote: remote) { Logger("ice").info("pair in use: \(path)") }
         }
     }
 
-    private func setState(_ new: PeerConnectionState) {
-        guard new != state, state != .closed else { return }
-        state = new
-        emit(.connectionStateChanged(new))
+    private func announce(_ change: PeerConnectionState?) {
+        if let change { emit(.connectionStateChanged(change)) }
     }
 
     /// Where the connection is now (ICE and DTLS together).
@@ -815,7 +791,7 @@ public actor PeerConnection {
             packetsLostByPeer: rtcp.lostByPeer,
             inbound: reception.inbound,
             selectedPair: pair, droppedCandidates: candidates.dropped,
-            connectionLosses: iceLosses, sctpPacketSize: sctpPacketSizing.size)
+            connectionLosses: connection.iceLosses, sctpPacketSize: sctpPacketSizing.size)
         stats.congestion = congestion.stats
         (stats.malformedDropped, stats.sendFailures) = (counters.malformedDropped, counters.sendFailures)
         if let pair {
@@ -840,8 +816,7 @@ public actor PeerConnection {
         transport.close()
         transportSink.finish()
         association = nil
-        setState(.closed)
-        state = .closed
+        announce(connection.close())
         releaseGatheringWaiters()
         for continuation in subscribers.values { continuation.finish() }
         subscribers = [:]
