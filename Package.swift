@@ -262,7 +262,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RtcPeerTests",
-            dependencies: ["TestSupport", "RtcPeer", "RtcSDP", "RtcRTP", "RtcDTLS", "RtcSCTP"],
+            dependencies: ["TestSupport", "RtcPeer", "RtcSDP", "RtcRTP", "RtcDTLS", "RtcSCTP", "RtcICE"],
             swiftSettings: strict),
         .testTarget(
             name: "RtcCodecsTests",

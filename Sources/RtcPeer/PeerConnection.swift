@@ -15,56 +15,56 @@ import RtcSRTP
 /// Signaling and state live on this actor; packets do not pass through it
 /// (see `SecureTransport`). Events arrive in order on every stream from `events()`.
 public actor PeerConnection {
-    private var subscribers: [UInt64: AsyncStream<PeerEvent>.Continuation] = [:]
-    private var nextSubscriber: UInt64 = 0
+    var subscribers: [UInt64: AsyncStream<PeerEvent>.Continuation] = [:]
+    var nextSubscriber: UInt64 = 0
     /// How the connection was configured.
     public nonisolated let configuration: PeerConfiguration
     nonisolated let certificate: DtlsCertificate
     /// Made with the certificate, so that the handshake does not wait for it.
     nonisolated let dtlsContext: DtlsContext
     nonisolated let transport: SecureTransport
-    private nonisolated let directory = ChannelDirectory()
+    nonisolated let directory = ChannelDirectory()
 
     /// Offer/answer, sections and transceivers (pure; this actor carries out its effects).
-    private var negotiator = Negotiator()
+    var negotiator = Negotiator()
     /// The pending local offer restarted ICE (a rollback cannot undo that in libnice:
     /// the next description carries the new credentials and candidates).
-    private var pendingOfferRestartedIce = false
+    var pendingOfferRestartedIce = false
     /// The remote candidates: held, screened, given to ICE once, or counted as dropped.
-    private var candidates = CandidatePool()
-    private var transceivers: [Transceiver] { negotiator.transceivers }
-    private var localDescription: SessionDescription? { negotiator.localDescription }
-    private var remoteDescription: SessionDescription? { negotiator.remoteDescription }
-    private var localCandidates: [String] = []
-    private var gatheringComplete = false
-    private var gathering = false
-    private var dtlsRole: DtlsTransport.Role?
+    var candidates = CandidatePool()
+    var transceivers: [Transceiver] { negotiator.transceivers }
+    var localDescription: SessionDescription? { negotiator.localDescription }
+    var remoteDescription: SessionDescription? { negotiator.remoteDescription }
+    var localCandidates: [String] = []
+    var gatheringComplete = false
+    var gathering = false
+    var dtlsRole: DtlsTransport.Role?
     /// Set by an ICE restart until the next local description is built: that
     /// description carries the candidates (libnice keeps them across a restart).
-    private var describeCandidates = false
-    private var announcedTracks: Set<String> = []
+    var describeCandidates = false
+    var announcedTracks: Set<String> = []
     /// ICE and DTLS together as the W3C connection state.
-    private var connection = ConnectionStateMachine()
-    private var state: PeerConnectionState { connection.state }
-    private var association: SctpAssociation?
-    private var remoteMaxMessageSize: UInt64 = 65536
+    var connection = ConnectionStateMachine()
+    var state: PeerConnectionState { connection.state }
+    var association: SctpAssociation?
+    var remoteMaxMessageSize: UInt64 = 65536
     /// The largest SCTP packet the peer takes, from its SDP (PathMtuProbe).
-    private var remoteSctpPacket: Int?
+    var remoteSctpPacket: Int?
     /// Where the choice of SCTP's packet size stands (`PathMtuProbe`).
-    private var sctpPacketSizing = SctpPacketSizing.undecided
-    private var pendingChannels: [DataChannel] = []
+    var sctpPacketSizing = SctpPacketSizing.undecided
+    var pendingChannels: [DataChannel] = []
     /// Incoming RTP: routed, counted and delivered on the ICE thread.
-    private nonisolated let reception: RtpReception
+    nonisolated let reception: RtpReception
     /// Outgoing RTP: numbered, counted and kept for NACKs on the sending thread.
-    private nonisolated let sending = RtpSending()
+    nonisolated let sending = RtpSending()
     /// Transport-wide congestion control, when both ends negotiated it.
-    private nonisolated let congestion = CongestionControl()
-    private var congestionFeedbackTask: Task<Void, Never>?
+    nonisolated let congestion = CongestionControl()
+    var congestionFeedbackTask: Task<Void, Never>?
     /// RTCP reports both ways: round-trip time, the peer's loss, the senders' clocks.
-    private var rtcp = RtcpReporter()
-    private var rtcpTask: Task<Void, Never>?
-    private var gatheringWaiters: [CheckedContinuation<Void, Never>] = []
-    private let started: ContinuousClock.Instant
+    var rtcp = RtcpReporter()
+    var rtcpTask: Task<Void, Never>?
+    var gatheringWaiters: [CheckedContinuation<Void, Never>] = []
+    let started: ContinuousClock.Instant
 
     /// A connection with a fresh DTLS certificate; nothing is gathered or sent until it negotiates.
     public init(configuration: PeerConfiguration = PeerConfiguration()) throws {
@@ -124,21 +124,21 @@ public actor PeerConnection {
     /// peer's offer), before the local description is set: the first gathering
     /// costs a few milliseconds. Candidates found before the local description
     /// are surfaced with it.
-    private func gatherEarly(controlling: Bool) {
+    func gatherEarly(controlling: Bool) {
         guard !gathering else { return }
         gathering = Self.gather(transport.ice, controlling: controlling)
     }
 
     /// Fixes the ICE role (libnice needs it before gathering) and gathers; whether that started.
-    private static func gather(_ ice: IceAgent, controlling: Bool) -> Bool {
+    static func gather(_ ice: IceAgent, controlling: Bool) -> Bool {
         ice.setControlling(controlling)
         return (try? ice.gather()) != nil
     }
 
     /// Candidates gathered before the first local description, surfaced with it.
-    private var candidatesSurfaced = false
+    var candidatesSurfaced = false
 
-    private func surfaceCandidates() {
+    func surfaceCandidates() {
         guard !candidatesSurfaced else { return }
         candidatesSurfaced = true
         let mid = localDescription?.media.first?.mid ?? "0"
@@ -146,9 +146,9 @@ public actor PeerConnection {
         if gatheringComplete { emit(.gatheringComplete) }
     }
 
-    private let transportSink: AsyncStream<SecureTransport.Event>.Continuation
+    let transportSink: AsyncStream<SecureTransport.Event>.Continuation
 
-    private func pump(_ events: AsyncStream<SecureTransport.Event>) async {
+    func pump(_ events: AsyncStream<SecureTransport.Event>) async {
         for await event in events { handle(event) }
     }
 
@@ -162,9 +162,9 @@ public actor PeerConnection {
         return stream
     }
 
-    private func unsubscribe(_ id: UInt64) { subscribers[id] = nil }
+    func unsubscribe(_ id: UInt64) { subscribers[id] = nil }
 
-    private func emit(_ event: PeerEvent) {
+    func emit(_ event: PeerEvent) {
         for continuation in subscribers.values { continuation.yield(event) }
     }
 
@@ -179,18 +179,6 @@ public actor PeerConnection {
         // so it runs now, off the connection's path. Data-only connections skip it.
         SrtpSession.prepareInBackground()
         return info
-    }
-
-    /// Creates a data channel; it opens once the connection is up (`.open` on its events).
-    public func createDataChannel(_ parameters: DataChannelParameters) -> DataChannel {
-        let channel = DataChannel(parameters: parameters)
-        negotiator.addDataSection()
-        if let association {
-            open(channel, on: association)
-        } else {
-            pendingChannels.append(channel)
-        }
-        return channel
     }
 
     /// Every media section: mid, kind, direction, codec and SSRC.
@@ -229,7 +217,7 @@ public actor PeerConnection {
     }
 
     /// Our credentials, fingerprint and (after an ICE restart) candidates, for a description.
-    private func localTransport() -> Negotiator.LocalTransport {
+    func localTransport() -> Negotiator.LocalTransport {
         let (ufrag, pwd) = transport.ice.localCredentials
         var local = Negotiator.LocalTransport(
             ufrag: ufrag, pwd: pwd, fingerprint: Fingerprint(algorithm: "sha-256", bytes: certificate.sha256))
@@ -246,9 +234,9 @@ public actor PeerConnection {
     /// The last description made here and its text: setting it as the local
     /// description then needs no parse (the first parse in a process costs
     /// 0.1-0.2 ms, on the path of every setup).
-    private var lastCreated: (text: String, description: SessionDescription)?
+    var lastCreated: (text: String, description: SessionDescription)?
 
-    private func remember(_ description: SessionDescription) -> String {
+    func remember(_ description: SessionDescription) -> String {
         let text = description.description
         lastCreated = (text, description)
         return text
@@ -343,12 +331,12 @@ public actor PeerConnection {
     /// Carries out `CandidatePool`'s verdict on a line: ICE gets IP literals at
     /// once, host names once resolved (off the actor). Returns the verdict
     /// (`.drop` when ICE refused the candidate too).
-    private func add(_ line: String) -> CandidatePool.Verdict {
+    func add(_ line: String) -> CandidatePool.Verdict {
         let verdict = candidates.receive(line, described: remoteDescription != nil)
         return carryOut(verdict)
     }
 
-    private func carryOut(_ verdict: CandidatePool.Verdict) -> CandidatePool.Verdict {
+    func carryOut(_ verdict: CandidatePool.Verdict) -> CandidatePool.Verdict {
         switch verdict {
         case .endOfCandidates:
             transport.ice.remoteCandidatesComplete()
@@ -370,7 +358,7 @@ public actor PeerConnection {
         return verdict
     }
 
-    private func resolved(_ candidate: Candidate, host: String, address: String?) {
+    func resolved(_ candidate: Candidate, host: String, address: String?) {
         _ = carryOut(candidates.resolved(candidate, host: host, address: address))
     }
 
@@ -397,17 +385,17 @@ public actor PeerConnection {
         return gatheringComplete
     }
 
-    private func releaseGatheringWaiters() {
+    func releaseGatheringWaiters() {
         let waiters = gatheringWaiters
         gatheringWaiters = []
         for waiter in waiters { waiter.resume() }
     }
 
-    private func parse(_ text: String) throws(PeerError) -> SessionDescription {
+    func parse(_ text: String) throws(PeerError) -> SessionDescription {
         do { return try SessionDescription(parsing: text) } catch { throw .badDescription(error.description) }
     }
 
-    private func startGathering() throws(PeerError) {
+    func startGathering() throws(PeerError) {
         if !gathering {
             do { try transport.ice.gather() } catch { throw .transport(error.description) }
             gathering = true
@@ -416,7 +404,7 @@ public actor PeerConnection {
     }
 
     /// Tells the RTP paths which sections exist, their codecs and directions.
-    private func updateRtpPaths() {
+    func updateRtpPaths() {
         var clockRates: [String: UInt32] = [:]
         for transceiver in transceivers {
             clockRates[transceiver.info.mid] = transceiver.info.codec?.clockRate ?? 90000
@@ -437,51 +425,7 @@ public actor PeerConnection {
     /// Transport-wide congestion control runs when both descriptions, settled,
     /// map its extension to the same id; its feedback goes out every 100 ms
     /// once DTLS is up.
-    private func updateCongestionControl() {
-        guard negotiator.signaling == .stable, let local = localDescription, let remote = remoteDescription else {
-            return
-        }
-        func extensionId(_ description: SessionDescription) -> Int? {
-            description.media.first { !$0.isRejected && !$0.isDataChannel }?.headerExtensions
-                .first { $0.uri == CongestionControl.uri }?.id
-        }
-        let ours = extensionId(local)
-        let negotiated = ours.flatMap { id in extensionId(remote) == id ? UInt8(exactly: id) : nil }
-        congestion.setNegotiated(extensionId: negotiated)
-        if negotiated != nil, connection.dtlsConnected { startCongestionFeedback() }
-    }
-
-    private func startCongestionFeedback() {
-        guard congestionFeedbackTask == nil, congestion.isActive else { return }
-        congestionFeedbackTask = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: CongestionControl.feedbackInterval)
-                guard let self else { return }
-                self.sendCongestionFeedback()
-            }
-        }
-    }
-
-    /// The bitrate congestion control gives the track sent on `mid` (audio first,
-    /// video the rest) and the loss the peer sees; nil when it has nothing to say
-    /// (the peer speaks neither transport-wide feedback nor REMB). Any thread.
-    public nonisolated func bitrateShare(mid: String) -> (bitrate: Int, loss: Double)? {
-        let tracks = sending.sendingTracks(mid: mid)
-        return congestion.share(isAudio: tracks.isAudio, audioTracks: tracks.audio, videoTracks: tracks.video)
-    }
-
-    /// Whether transport-wide congestion control was negotiated (both ends numbering and reporting).
-    public nonisolated var congestionIsActive: Bool { congestion.isActive }
-
-    /// What arrived since the last feedback, to the peer (from the feedback task, any thread).
-    private nonisolated func sendCongestionFeedback() {
-        guard !transport.isClosed, let sender = sending.feedbackSenderSsrc else { return }
-        let packets = congestion.feedback(senderSsrc: sender, mediaSsrc: reception.anyRemoteSsrc ?? 0)
-        if !packets.isEmpty { transport.sendRtcp(packets) }
-    }
-
-    /// Payload types, SSRCs and the mid extension the peer will use, for BUNDLE demux.
-    private func learnRouting(from description: SessionDescription) {
+    func learnRouting(from description: SessionDescription) {
         for media in description.media where !media.isRejected && !media.isDataChannel {
             guard let mid = media.mid else { continue }
             for codec in media.codecs { reception.learn(payloadType: codec.payloadType, mid: mid) }
@@ -499,7 +443,7 @@ public actor PeerConnection {
 
     // MARK: Transport events
 
-    private func prepareDtls(role: DtlsTransport.Role) throws(PeerError) {
+    func prepareDtls(role: DtlsTransport.Role) throws(PeerError) {
         guard dtlsRole == nil, let remote = remoteDescription else { return }
         dtlsRole = role
         let fingerprints = remote.media.filter { !$0.isRejected }.flatMap { remote.fingerprints(for: $0) }
@@ -511,7 +455,7 @@ public actor PeerConnection {
         }
     }
 
-    private func handle(_ event: SecureTransport.Event) {
+    func handle(_ event: SecureTransport.Event) {
         switch event {
         case .ice(let ice):
             handleIce(ice)
@@ -537,7 +481,7 @@ public actor PeerConnection {
     /// Why the connection failed, when it did.
     public var failureReason: String? { connection.failureReason }
 
-    private func handleIce(_ event: IceEvent) {
+    func handleIce(_ event: IceEvent) {
         switch event {
         case .localCandidate(let line):
             localCandidates.append(line)
@@ -558,224 +502,12 @@ public actor PeerConnection {
         }
     }
 
-    private func announce(_ change: PeerConnectionState?) {
+    func announce(_ change: PeerConnectionState?) {
         if let change { emit(.connectionStateChanged(change)) }
     }
 
     /// Where the connection is now (ICE and DTLS together).
     public var connectionState: PeerConnectionState { state }
-
-    // MARK: Data channels
-
-    private func startSctpIfNegotiated() {
-        guard association == nil, negotiator.dataNegotiated, let role = dtlsRole
-        else { return }
-        // usrsctp fixes its packet size when the association starts: probe first.
-        let packetSize: Int?
-        switch sctpPacketSizing {
-        case .probing:
-            return  // `.pathProbed` comes back here
-        case .decided(let size):
-            packetSize = size
-        case .undecided:
-            if let size = PathMtuProbe.size(remoteAdvertised: remoteSctpPacket), transport.ice.selectedPathIsLocal {
-                sctpPacketSizing = .probing
-                transport.probePath(size: size)
-                return
-            }
-            sctpPacketSizing = .decided(nil)
-            packetSize = nil
-        }
-        let transport = self.transport
-        let directory = self.directory
-        let created = WeakReference<SctpAssociation>()
-        // SCTP events join the transport's ordered event stream; its handler
-        // sends data-channel traffic straight to the channels.
-        let association = SctpAssociation(
-            isDtlsClient: role == .client, onOutbound: { [weak transport] packet in transport?.sendSctp(packet) },
-            onEvent: { [weak transport] event in
-                // A channel the peer opens is registered here, on the SCTP queue,
-                // before any message that follows its DCEP open is handled. Done
-                // on the actor, a message sent right after the open could find
-                // no channel yet and be lost (seen about once in 60 setups).
-                if case .channelOpen(let id, let parameters, true) = event, let association = created.value {
-                    let channel = DataChannel(parameters: parameters)
-                    channel.bind(association: association, id: id)
-                    directory.insert(channel, id: id)
-                    channel.didOpen()
-                }
-                transport?.relay(.sctp(event))
-            })
-        created.value = association
-        self.association = association
-        transport.attach(association)
-        association.start(remoteMaxMessageSize: remoteMaxMessageSize, packetSize: packetSize)
-        for channel in pendingChannels { open(channel, on: association) }
-        pendingChannels = []
-    }
-
-    private func open(_ channel: DataChannel, on association: SctpAssociation) {
-        let directory = self.directory
-        // Listed while it opens: a connection closed before SCTP answers must
-        // close it too (it stayed "connecting" for ever, and a file waiting for it hung).
-        directory.opening(channel)
-        association.openChannel(channel.parameters) { result in
-            guard directory.opened(channel), case .success(let id) = result else {
-                channel.didClose()
-                return
-            }
-            channel.bind(association: association, id: id)
-            directory.insert(channel, id: id)
-        }
-    }
-
-    private func handleSctp(_ event: SctpAssociation.Event) {
-        switch event {
-        case .connected:
-            break
-        case .channelOpen(let id, _, let remote):
-            if remote {
-                // Made and opened on the SCTP queue (startSctpIfNegotiated).
-                if let channel = directory.channel(id) { emit(.dataChannel(channel)) }
-            } else {
-                directory.channel(id)?.didOpen()
-            }
-        case .channelClosed(let id):
-            Logger("sctp").info("data channel \(id) closed")
-            directory.remove(id)?.didClose()
-        case .closed(let reason):
-            // A close from either side is normal; a lost association is worth a warning.
-            Logger("sctp").log(reason == "closed" ? .info : .warning) {
-                "SCTP association ended: \(reason); its data channels are closed"
-            }
-            for channel in directory.removeAll() { channel.didClose() }
-        case .message, .bufferedAmountLow:
-            break  // delivered directly
-        }
-    }
-
-    // MARK: RTP and RTCP
-
-    /// RTP packets received on a media section, in arrival order.
-    public func receivedRtp(mid: String) -> AsyncStream<ReceivedRtp> {
-        let (stream, continuation) = AsyncStream<ReceivedRtp>.makeStream(bufferingPolicy: .bufferingNewest(1024))
-        _ = reception.attach(mid: mid, continuation)
-        return stream
-    }
-
-    /// Calls `handler` with each RTP packet received on a media section, on the
-    /// ICE thread as it arrives (nil stops it); false if there is no such
-    /// section. The ICE thread waits for the handler: what it does delays this
-    /// connection's other packets (a media receiver decodes there, about a
-    /// millisecond per video frame), and it must never wait for the actor.
-    @discardableResult
-    public nonisolated func receiveRtp(mid: String, handler: (@Sendable (ReceivedRtp) -> Void)?) -> Bool {
-        reception.setHandler(mid: mid, handler)
-    }
-
-    /// Sends one RTP payload on a media section with its negotiated payload type.
-    /// Callable from any thread; it never waits for the actor.
-    public nonisolated func sendRtp(mid: String, payload: [UInt8], timestamp: UInt32, marker: Bool = false)
-        throws(PeerError)
-    {
-        try sendRtp(mid: mid, payloads: [payload], timestamp: timestamp, marker: marker)
-    }
-
-    /// Sends the packets of one frame (same timestamp) in one call; the marker
-    /// goes on the last when `marker` is set (video frames). Callable from any
-    /// thread (a media sender's pacing thread); it never waits for the actor.
-    public nonisolated func sendRtp(mid: String, payloads: [[UInt8]], timestamp: UInt32, marker: Bool)
-        throws(PeerError)
-    {
-        guard !transport.isClosed else { throw .closed }
-        let numbered: (packets: [RtpPacket], first: Bool)
-        do { numbered = try sending.packets(mid: mid, payloads: payloads, timestamp: timestamp, marker: marker) } catch
-        {
-            switch error {
-            case .noSection(let mid): throw .invalidState("no media section \(mid)")
-            case .doesNotSend(let mid): throw .invalidState("media section \(mid) does not send")
-            }
-        }
-        for var packet in numbered.packets {
-            congestion.stamp(&packet)
-            guard transport.sendRtp(packet) else { throw .invalidState("not connected yet") }
-        }
-        // A first sender report at once, so the receiver can map RTP to wallclock early (A/V sync).
-        if numbered.first { Task { await self.sendReports() } }
-    }
-
-    /// Asks the peer to resend lost packets of a stream it sends us (generic NACK, RFC 4585 §6.2.1).
-    public func sendNack(mid: String, mediaSsrc: UInt32, sequences: [UInt16]) {
-        guard state == .connected else { return }
-        sendFeedback(mid: mid, mediaSsrc: mediaSsrc, lost: sequences, keyframe: false)
-    }
-
-    /// Asks the peer for a keyframe on a stream it sends us (PLI, RFC 4585 §6.3.1).
-    public func requestKeyframe(mid: String, mediaSsrc: UInt32) {
-        guard state == .connected else { return }
-        sendFeedback(mid: mid, mediaSsrc: mediaSsrc, lost: [], keyframe: true)
-    }
-
-    /// NACK and PLI in one RTCP compound, from any thread, without waiting for
-    /// the actor: a receiver asks the moment it sees a gap, from the ICE thread
-    /// that delivered the packet. Through a task on a busy machine, the ask
-    /// could come after the gap had been given up (seen: video packets lost
-    /// under 5% loss with no NACK sent). False if nothing went out (no such
-    /// section, nothing to ask, or no SRTP yet).
-    @discardableResult
-    public nonisolated func sendFeedback(mid: String, mediaSsrc: UInt32, lost: [UInt16], keyframe: Bool) -> Bool {
-        guard !transport.isClosed, let sender = sending.feedbackSsrc(mid: mid) else { return false }
-        var packets: [RtcpPacket] = []
-        if !lost.isEmpty { packets.append(.nack(senderSsrc: sender, mediaSsrc: mediaSsrc, lost: lost)) }
-        if keyframe { packets.append(.pli(senderSsrc: sender, mediaSsrc: mediaSsrc)) }
-        return !packets.isEmpty && transport.sendRtcp(packets)
-    }
-
-    /// Seconds since the last datagram from the peer (DTLS, RTP or RTCP; libnice
-    /// keeps STUN to itself), or since the connection was made if none came.
-    /// A call with a media section hears RTCP at least once a second.
-    public func secondsSinceLastPacket() -> Double {
-        let last = transport.stats.lastReceived ?? started
-        return (ContinuousClock.now - last).inSeconds
-    }
-
-    /// The sender's clock for an incoming stream, from its last sender report:
-    /// what wallclock time an RTP timestamp stands for (RFC 3550 §6.4.1).
-    public func senderClock(ssrc: UInt32) -> SenderClock? { rtcp.senderClocks[ssrc] }
-
-    private func handleRtcp(_ packets: [RtcpPacket]) {
-        let arrival = NtpTime.from(unixSeconds: Date().timeIntervalSince1970)
-        let heard = rtcp.received(packets, ours: Set(transceivers.map(\.info.sendSsrc)), arrivalNtp: arrival)
-        for report in heard.senderReports { reception.noteSenderReport(ssrc: report.ssrc, ntpTime: report.ntpTime) }
-        for ssrc in heard.keyframeRequests {
-            if let transceiver = transceivers.first(where: { $0.info.sendSsrc == ssrc }) {
-                emit(.keyframeRequested(mid: transceiver.info.mid))
-            }
-        }
-    }
-
-    /// Sender and receiver reports once a second (RFC 3550 §6.2, a fixed interval as WebRTC uses).
-    private func startRtcpTimer() {
-        guard rtcpTask == nil, !transceivers.isEmpty else { return }
-        rtcpTask = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                await self?.sendReports()
-            }
-        }
-    }
-
-    private func sendReports() {
-        guard state == .connected else { return }
-        let packets = RtcpReporter.reports(
-            sent: sending.sent, blocks: reception.reportBlocks(limit: 31), ourSsrc: transceivers.first?.info.sendSsrc,
-            ntp: NtpTime.from(unixSeconds: Date().timeIntervalSince1970), now: .now)
-        if !packets.isEmpty { transport.sendRtcp(packets) }
-    }
-
-    /// For tests: sends a datagram as it is on the selected pair, as a peer
-    /// (or someone on the path) may send anything.
-    func sendRawDatagram(_ datagram: [UInt8]) { transport.ice.send(datagram) }
 
     // MARK: Stats and close
 
@@ -825,7 +557,7 @@ public actor PeerConnection {
 
 /// Whether SCTP's packet size is still to be chosen, being probed, or chosen
 /// (nil: usrsctp's default).
-private enum SctpPacketSizing {
+enum SctpPacketSizing {
     case undecided, probing
     case decided(Int?)
 
