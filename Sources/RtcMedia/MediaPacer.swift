@@ -28,7 +28,8 @@ final class MediaPacer: @unchecked Sendable {
     private var stats: MediaSender.Stats
     private var muted = false
     private var stopRequested = false
-    private var keyframeWanted = false
+    /// The peer's keyframe requests, at most one keyframe per 0.3 s.
+    private var keyframeRequests = KeyframeRequestLimiter()
     private var nextSource: (any MediaSource)?
     /// The source the thread plays now (after a replacement), for `stop`.
     private var activeSource: (any MediaSource)?
@@ -93,7 +94,7 @@ final class MediaPacer: @unchecked Sendable {
     func keyframeRequested() {
         lock.withLock {
             stats.keyframeRequests += 1
-            keyframeWanted = true
+            keyframeRequests.request()
         }
     }
 
@@ -114,11 +115,8 @@ final class MediaPacer: @unchecked Sendable {
         var source = firstSource
         while true {
             let (stop, replacement, keyframe) = lock.withLock {
-                defer {
-                    nextSource = nil
-                    keyframeWanted = false
-                }
-                return (stopRequested, nextSource, keyframeWanted)
+                defer { nextSource = nil }
+                return (stopRequested, nextSource, keyframeRequests.take(now: Self.now()))
             }
             if stop { break }
             if let replacement {
