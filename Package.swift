@@ -297,7 +297,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RtcFileTransferTests",
-            dependencies: ["RtcFileTransfer"],
+            dependencies: ["RtcFileTransfer", "FileSafety", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "InteropTests",

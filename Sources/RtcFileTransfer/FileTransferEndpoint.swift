@@ -119,7 +119,8 @@ public actor FileTransferEndpoint {
     private var openWaiters: [CheckedContinuation<Bool, Never>] = []
     private var reader: Task<Void, Never>?
     private var cancelSending = false
-    private var chunked: [String: ChunkedIncoming] = [:]
+    /// Files arriving as the reference peers' JSON chunks (only with a receive directory).
+    private var chunked: ChunkedReceiver?
     /// Control messages (hello, cancel, refusal, final ack, echo) that could not
     /// go out because the channel had closed (`sendControl`).
     public private(set) var controlMessagesUnsent = 0
@@ -129,17 +130,6 @@ public actor FileTransferEndpoint {
     private var helloWaiters: [CheckedContinuation<Void, Never>] = []
     /// Chunked files received at once, at most.
     static let maxChunkedFiles = 4
-
-    private struct ChunkedIncoming {
-        var name: String
-        var nextIndex = 0
-        var received: UInt64 = 0
-        var file: BlockFile
-        var temporaryPath: String
-        var digest = Sha256()
-        var started = ContinuousClock.now
-        var size: UInt64?
-    }
 
     private struct Incoming {
         var name: String
@@ -168,6 +158,9 @@ public actor FileTransferEndpoint {
         self.echo = echo
         self.onProgress = onProgress
         self.onReceived = onReceived
+        chunked = receiveDirectory.map {
+            ChunkedReceiver(directory: $0, maxSize: maxReceiveSize, maxFiles: Self.maxChunkedFiles)
+        }
         channel.bufferedAmountLowThreshold = Self.lowWater
     }
 
@@ -364,10 +357,8 @@ public actor FileTransferEndpoint {
             sendControl(CancelMessage.json(name: current.name))
             abortReceiving(cancelled: true, tellPeer: false)
         }
-        for id in Array(chunked.keys) {
-            sendControl(CancelMessage.json(name: chunked[id]?.name ?? ""))
-            abortChunked(id, cancelled: true)
-        }
+        for name in chunked?.namesInProgress ?? [] { sendControl(CancelMessage.json(name: name)) }
+        abortChunked(cancelled: true)
     }
 
     private func stopSending() {
@@ -514,7 +505,7 @@ public actor FileTransferEndpoint {
         ackWaiter?.resume(returning: nil)
         ackWaiter = nil
         abortReceiving(tellPeer: false)
-        for id in Array(chunked.keys) { abortChunked(id, cancelled: false) }
+        abortChunked(cancelled: false)
     }
 
     private func beginReceiving(name: String, size: UInt64, sha256: String) {
@@ -605,60 +596,21 @@ public actor FileTransferEndpoint {
     private func peerCancelled() {
         stopSending()
         abortReceiving(cancelled: true, tellPeer: false)
-        for id in Array(chunked.keys) { abortChunked(id, cancelled: true) }
+        abortChunked(cancelled: true)
     }
 
     // MARK: JSON chunks (reference peers)
 
     private func receiveChunk(_ chunk: ChunkMessage) {
-        guard let directory = receiveDirectory else { return }
-        if chunked[chunk.fileId] == nil {
-            guard chunk.index == 0, chunked.count < Self.maxChunkedFiles else { return }
-            // As in beginReceiving: a failure shows as the temporary file failing.
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let name = FileMessage.safeName(
-                chunk.name ?? ChunkMessage.fallbackName(fileId: chunk.fileId, mime: chunk.mime))
-            let temporary = directory + "/.\(name).partial-\(UInt32.random(in: 0...UInt32.max))"
-            guard let file = BlockFile.create(temporary) else { return }
-            chunked[chunk.fileId] = ChunkedIncoming(name: name, file: file, temporaryPath: temporary, size: chunk.size)
+        switch chunked?.receive(chunk) {
+        case .progress(let progress)?: onProgress(progress)
+        case .ended(let outcome)?: onReceived(outcome)
+        case nil: break
         }
-        guard var current = chunked[chunk.fileId] else { return }
-        // An ordered, reliable channel delivers chunks in order: a gap, or a file too large, ends it.
-        guard chunk.index == current.nextIndex, current.received + UInt64(chunk.data.count) <= maxReceiveSize,
-            (try? current.file.write(chunk.data)) != nil
-        else {
-            abortChunked(chunk.fileId, cancelled: false)
-            return
-        }
-        current.nextIndex += 1
-        current.received += UInt64(chunk.data.count)
-        current.digest.update(chunk.data)
-        chunked[chunk.fileId] = current
-        onProgress(Progress(name: current.name, bytes: current.received, total: current.size ?? 0, sending: false))
-        guard chunk.end else { return }
-        chunked[chunk.fileId] = nil
-        current.file.close()
-        let actual = Sha256.hex(current.digest.finish())
-        // Complete, and matching the hash when the sender gave one (reference peers do not).
-        let intact =
-            (current.size.map { $0 == current.received } ?? true) && (chunk.sha256.map { $0 == actual } ?? true)
-        let destination =
-            intact ? try? FilePlacement.place(current.temporaryPath, in: directory, as: current.name) : nil
-        if destination == nil { try? FileManager.default.removeItem(atPath: current.temporaryPath) }
-        onReceived(
-            Outcome(
-                name: current.name, bytes: current.received, sha256: actual, ok: destination != nil,
-                seconds: seconds(since: current.started), path: destination, announcedBytes: current.size))
     }
 
-    private func abortChunked(_ fileId: String, cancelled: Bool) {
-        guard let current = chunked.removeValue(forKey: fileId) else { return }
-        current.file.close()
-        try? FileManager.default.removeItem(atPath: current.temporaryPath)
-        onReceived(
-            Outcome(
-                name: current.name, bytes: current.received, sha256: "", ok: false, seconds: 0, path: nil,
-                cancelled: cancelled, announcedBytes: current.size))
+    private func abortChunked(cancelled: Bool) {
+        for outcome in chunked?.abortAll(cancelled: cancelled) ?? [] { onReceived(outcome) }
     }
 
     private func seconds(since start: ContinuousClock.Instant) -> Double {
