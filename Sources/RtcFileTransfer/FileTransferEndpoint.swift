@@ -113,7 +113,8 @@ public actor FileTransferEndpoint {
     private var ackWaiter: CheckedContinuation<FileMessage?, Never>?
     /// An ack that came while still sending: the receiver refused the file.
     private var earlyAck: FileMessage?
-    private var incoming: Incoming?
+    /// The binary protocol's file coming in, if one is.
+    private var incoming: BinaryReceiver
     private var sending = false
     private var closed = false
     private var openWaiters: [CheckedContinuation<Bool, Never>] = []
@@ -131,18 +132,6 @@ public actor FileTransferEndpoint {
     /// Chunked files received at once, at most.
     static let maxChunkedFiles = 4
 
-    private struct Incoming {
-        var name: String
-        var size: UInt64
-        var expected: String
-        var received: UInt64 = 0
-        var file: BlockFile
-        var temporaryPath: String
-        var digest = Sha256()
-        var started = ContinuousClock.now
-        var lastProgress = ContinuousClock.now
-    }
-
     /// An endpoint on an open data channel: files it receives go into `receiveDirectory` (none: refused), up to `maxReceiveSize`; `echo` sends text back; the callbacks report progress, received files and plain messages.
     public init(
         channel: DataChannel, receiveDirectory: String? = nil, maxReceiveSize: UInt64 = defaultMaxReceiveSize,
@@ -158,6 +147,7 @@ public actor FileTransferEndpoint {
         self.echo = echo
         self.onProgress = onProgress
         self.onReceived = onReceived
+        incoming = BinaryReceiver(directory: receiveDirectory, maxSize: maxReceiveSize)
         chunked = receiveDirectory.map {
             ChunkedReceiver(directory: $0, maxSize: maxReceiveSize, maxFiles: Self.maxChunkedFiles)
         }
@@ -353,9 +343,9 @@ public actor FileTransferEndpoint {
     /// Stops what is being sent or received on this channel; the peer is told (`file-cancel`).
     public func cancel() {
         stopSending()
-        if let current = incoming {
-            sendControl(CancelMessage.json(name: current.name))
-            abortReceiving(cancelled: true, tellPeer: false)
+        if let name = incoming.receivingName {
+            sendControl(CancelMessage.json(name: name))
+            carryOut(incoming.abort(cancelled: true, tellPeer: false))
         }
         for name in chunked?.namesInProgress ?? [] { sendControl(CancelMessage.json(name: name)) }
         abortChunked(cancelled: true)
@@ -472,7 +462,7 @@ public actor FileTransferEndpoint {
                     drainWaiter = nil
                 }
             case .header(let name, let size, let sha256)?:
-                beginReceiving(name: name, size: size, sha256: sha256)
+                carryOut(incoming.header(name: name, size: size, sha256: sha256))
             case nil:
                 if let chunk = ChunkMessage(json: text) {
                     receiveChunk(chunk)
@@ -488,7 +478,7 @@ public actor FileTransferEndpoint {
                 return
             }
             // Bytes belong to the file being received; outside a transfer, to the application.
-            if incoming != nil { receive(bytes) } else { onMessage(.binary(bytes)) }
+            if incoming.receivingName != nil { carryOut(incoming.bytes(bytes)) } else { onMessage(.binary(bytes)) }
         case .open:
             releaseOpenWaiters(true)
         case .closed:
@@ -504,98 +494,25 @@ public actor FileTransferEndpoint {
         drainWaiter = nil
         ackWaiter?.resume(returning: nil)
         ackWaiter = nil
-        abortReceiving(tellPeer: false)
+        carryOut(incoming.abort(cancelled: false, tellPeer: false))
         abortChunked(cancelled: false)
     }
 
-    private func beginReceiving(name: String, size: UInt64, sha256: String) {
-        let safe = FileMessage.safeName(name)
-        guard let directory = receiveDirectory else {
-            // Nowhere to put it: say so at once, or the sender would send it all and wait.
-            sendControl(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
-            return
+    /// Does what the binary receiver says, in its order.
+    private func carryOut(_ actions: [BinaryReceiver.Action]) {
+        for action in actions {
+            switch action {
+            case .progress(let progress): onProgress(progress)
+            case .ended(let outcome): onReceived(outcome)
+            case .reply(let text): sendControl(text)
+            }
         }
-        guard size <= maxReceiveSize, incoming == nil else {
-            sendControl(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
-            return
-        }
-        // A directory that cannot be made shows as the temporary file failing just below.
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let temporary = directory + "/.\(safe).partial-\(UInt32.random(in: 0...UInt32.max))"
-        guard let file = BlockFile.create(temporary) else {
-            sendControl(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)
-            return
-        }
-        incoming = Incoming(
-            name: safe, size: size, expected: sha256.lowercased(), file: file, temporaryPath: temporary)
-        if size == 0 { finishReceiving() }
-    }
-
-    private func receive(_ bytes: [UInt8]) {
-        guard var current = incoming else { return }  // binary outside a transfer: ignored
-        guard current.received + UInt64(bytes.count) <= current.size else {
-            incoming = current
-            abortReceiving()  // more bytes than the header announced
-            return
-        }
-        do { try current.file.write(bytes) } catch {
-            incoming = current
-            abortReceiving()  // the file cannot be written
-            return
-        }
-        current.digest.update(bytes)
-        current.received += UInt64(bytes.count)
-        if ContinuousClock.now - current.lastProgress > .milliseconds(250) {
-            current.lastProgress = ContinuousClock.now
-            onProgress(Progress(name: current.name, bytes: current.received, total: current.size, sending: false))
-        }
-        incoming = current
-        if current.received == current.size { finishReceiving() }
-    }
-
-    private func finishReceiving() {
-        guard let current = incoming else { return }
-        incoming = nil
-        current.file.close()
-        let actual = Sha256.hex(current.digest.finish())
-        let ok = actual == current.expected
-        var path: String?
-        if ok, let directory = receiveDirectory {
-            // Never over an existing file: `name (1).ext` and so on.
-            path = try? FilePlacement.place(current.temporaryPath, in: directory, as: current.name)
-            // Removing a temporary file is tidying: one left behind is hidden (a dot name) and never read.
-            if path == nil { try? FileManager.default.removeItem(atPath: current.temporaryPath) }
-        } else {
-            try? FileManager.default.removeItem(atPath: current.temporaryPath)
-        }
-        // The application hears of the file before the sender hears the ack (and
-        // perhaps ends the connection).
-        onReceived(
-            Outcome(
-                name: current.name, bytes: current.received, sha256: actual, ok: ok && path != nil,
-                seconds: seconds(since: current.started), path: path, announcedBytes: current.size))
-        sendControl(
-            FileMessage.ack(name: current.name, size: current.received, sha256: actual, ok: ok && path != nil).json)
-    }
-
-    private func abortReceiving(cancelled: Bool = false, tellPeer: Bool = true) {
-        guard let current = incoming else { return }
-        incoming = nil
-        current.file.close()
-        try? FileManager.default.removeItem(atPath: current.temporaryPath)
-        if tellPeer {
-            sendControl(FileMessage.ack(name: current.name, size: current.received, sha256: "", ok: false).json)
-        }
-        onReceived(
-            Outcome(
-                name: current.name, bytes: current.received, sha256: "", ok: false, seconds: 0, path: nil,
-                cancelled: cancelled, announcedBytes: current.size))
     }
 
     /// The peer sent `file-cancel`: whatever is under way stops.
     private func peerCancelled() {
         stopSending()
-        abortReceiving(cancelled: true, tellPeer: false)
+        carryOut(incoming.abort(cancelled: true, tellPeer: false))
         abortChunked(cancelled: true)
     }
 

@@ -67,3 +67,64 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
     }
 }
+
+/// The binary protocol's receiving side on its own: refusals answered at
+/// once, a whole file placed and acked, a lying sender cut off.
+@Suite struct BinaryReceiverTests {
+    let directory = temporaryDirectory("binary-receiver")
+
+    static func ack(_ actions: [BinaryReceiver.Action]) -> FileMessage? {
+        for case .reply(let text) in actions { return FileMessage(json: text) }
+        return nil
+    }
+
+    static func refused(_ actions: [BinaryReceiver.Action]) -> Bool {
+        if case .ack(_, _, _, let ok)? = ack(actions) { return !ok }
+        return false
+    }
+
+    @Test func aWholeFileIsPlacedThenAcked() throws {
+        var receiver = BinaryReceiver(directory: directory, maxSize: 100)
+        let data = Array("twelve bytes".utf8)
+        var digest = Sha256()
+        digest.update(data)
+        let sha256 = Sha256.hex(digest.finish())
+        #expect(receiver.header(name: "a/b.txt", size: 12, sha256: sha256.uppercased()).isEmpty)
+        #expect(receiver.receivingName == "b.txt")
+        #expect(receiver.bytes(Array(data.prefix(5))).isEmpty)
+        let actions = receiver.bytes(Array(data.dropFirst(5)))
+        guard actions.count == 2, case .ended(let outcome) = actions[0], case .reply = actions[1] else {
+            Issue.record("the outcome, then the ack: \(actions)")
+            return
+        }
+        let placed = try #require(outcome.path)
+        #expect(outcome.ok && FileManager.default.contents(atPath: placed) == Data(data))
+        #expect(Self.ack(actions) == .ack(name: "b.txt", size: 12, sha256: sha256, ok: true))
+        #expect(receiver.receivingName == nil)
+    }
+
+    @Test func refusalsAreAnsweredAtOnce() {
+        var nowhere = BinaryReceiver(directory: nil, maxSize: 100)
+        #expect(
+            Self.ack(nowhere.header(name: "x", size: 1, sha256: "")) == .ack(name: "x", size: 0, sha256: "", ok: false))
+        var small = BinaryReceiver(directory: directory, maxSize: 10)
+        #expect(Self.refused(small.header(name: "big", size: 11, sha256: "")))
+        #expect(small.header(name: "one", size: 5, sha256: "").isEmpty)
+        #expect(Self.refused(small.header(name: "two", size: 5, sha256: "")))  // one at a time
+    }
+
+    @Test func moreThanAnnouncedOrAWrongHashPlacesNothing() throws {
+        var receiver = BinaryReceiver(directory: directory, maxSize: 100)
+        _ = receiver.header(name: "liar", size: 4, sha256: "")
+        let cut = receiver.bytes([1, 2, 3, 4, 5])
+        #expect(Self.refused(cut) && receiver.receivingName == nil)
+        _ = receiver.header(name: "wrong", size: 2, sha256: String(repeating: "0", count: 64))
+        let wrong = receiver.bytes([1, 2])
+        guard case .ended(let outcome)? = wrong.first else {
+            Issue.record("an outcome")
+            return
+        }
+        #expect(!outcome.ok && outcome.path == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+}
