@@ -95,7 +95,7 @@ public enum IdentitySignature {
         let denominator = BN_new()
         let inverse = BN_new()
         let y = BN_new()
-        defer { [p, bnU, one, numerator, denominator, inverse, y].forEach { BN_free($0) } }
+        defer { for number in [p, bnU, one, numerator, denominator, inverse, y] { BN_free(number) } }
         guard let p, let bnU, let one, let numerator, let denominator, let inverse, let y else { return nil }
         // p = 2^255 - 19
         guard BN_set_word(one, 1) == 1, BN_lshift(p, one, 255) == 1, BN_sub_word(p, 19) == 1,

@@ -86,30 +86,30 @@ public actor PeerConnection {
                 // RTP goes to its media section's stream on the ICE thread, never through the actor.
                 congestion.received(packet)
                 reception.deliver(packet)
-            }
-        ) { event in
-            // Data-channel traffic goes straight to its channel (on the SCTP queue),
-            // and NACKs are answered from the retransmission cache on the ICE
-            // thread: through the actor, a busy moment delayed retransmissions
-            // past the receiver's wait. The rest is control, for the actor.
-            switch event {
-            case .rtcp(let packets):
-                congestion.handle(packets)
-                for case .nack(_, let mediaSsrc, let lost) in packets {
-                    for var packet in sending.retransmissions(ssrc: mediaSsrc, sequences: lost) {
-                        congestion.stamp(&packet)
-                        created.value?.sendRtp(packet)
+            },
+            onEvent: { event in
+                // Data-channel traffic goes straight to its channel (on the SCTP queue),
+                // and NACKs are answered from the retransmission cache on the ICE
+                // thread: through the actor, a busy moment delayed retransmissions
+                // past the receiver's wait. The rest is control, for the actor.
+                switch event {
+                case .rtcp(let packets):
+                    congestion.handle(packets)
+                    for case .nack(_, let mediaSsrc, let lost) in packets {
+                        for var packet in sending.retransmissions(ssrc: mediaSsrc, sequences: lost) {
+                            congestion.stamp(&packet)
+                            created.value?.sendRtp(packet)
+                        }
                     }
+                    transportSink.yield(event)
+                case .sctp(.message(let id, let data, let binary)):
+                    directory.channel(id)?.didReceive(data, binary: binary)
+                case .sctp(.bufferedAmountLow(let id)):
+                    directory.channel(id)?.didDrain()
+                default:
+                    transportSink.yield(event)
                 }
-                transportSink.yield(event)
-            case .sctp(.message(let id, let data, let binary)):
-                directory.channel(id)?.didReceive(data, binary: binary)
-            case .sctp(.bufferedAmountLow(let id)):
-                directory.channel(id)?.didDrain()
-            default:
-                transportSink.yield(event)
-            }
-        }
+            })
         self.transportSink = transportSink
         created.value = transport
         if let controlling = configuration.willOffer {
