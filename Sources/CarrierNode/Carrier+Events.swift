@@ -159,9 +159,10 @@ extension Carrier {
     /// (`IsolationCheck`): the node's own view of whether it is on the network.
     func updateConnection() {
         let now = clock.now
-        if let heard = socketWatch?.lastHeardFromOthers { isolation.heard(at: heard) }
+        let heardOverUdp = socketWatch?.lastHeardFromOthers
+        if let heardOverUdp { isolation.heard(at: heardOverUdp) }
         // UDP silent for a while (blocked, or only ourselves): look at the TCP relays, at most once a second.
-        if toxConnected, now - (socketWatch?.lastHeardFromOthers ?? isolationTcpCheck) > .seconds(5),
+        if toxConnected, now - (heardOverUdp ?? isolationTcpCheck) > .seconds(5),
             now - isolationTcpCheck >= .seconds(1)
         {
             isolationTcpCheck = now
