@@ -6,8 +6,9 @@
 /// own loss draws another request) would turn the stream into keyframes that
 /// overfill the link and draw still more requests. A request is honoured at
 /// once if the last one granted is at least `interval` old, otherwise when it
-/// is: never lost, at most one keyframe per interval. (libwebrtc's receivers
-/// throttle their own requests similarly; this is the sender's side.)
+/// is: never lost, at most one keyframe per interval. A sender holds one for
+/// the requests it gets; a receiver (`VideoReceivePipeline`) holds one for
+/// the requests it sends, as libwebrtc's receivers throttle theirs.
 struct KeyframeRequestLimiter: Sendable {
     /// The shortest time between two keyframes made for requests.
     let interval: Double
@@ -18,6 +19,9 @@ struct KeyframeRequestLimiter: Sendable {
 
     /// The peer asked for a keyframe.
     mutating func request() { pending = true }
+
+    /// Whether a request waits to be granted.
+    var hasPending: Bool { pending }
 
     /// Whether the frame encoded at `now` should be a keyframe for a request;
     /// a yes is counted as granted.

@@ -114,24 +114,20 @@ public final class MediaReceiver: @unchecked Sendable {
     private let webm: WebmRecording?
     /// The application's decoded media, shared with the call's other receivers.
     private let sink: MediaSink?
-    /// The first audio packet's RTP timestamp and its place on the recording clock.
-    private var audioStart: (timestamp: UInt32, offset: Double)?
     /// Guards everything below.
     private let lock = NSLock()
-    private var jitter: JitterBuffer
-    private var assembler = Vp8FrameAssembler()
-    private var audioDecoder: OpusAudioDecoder?
-    private var videoDecoder: Vp8VideoDecoder?
-    private var stats: Stats
+    /// Packets and time in, media and feedback out (`AudioReceivePipeline`, `VideoReceivePipeline`).
+    private var pipeline: any ReceivePipeline
+    /// The first audio packet's RTP timestamp and its place on the recording clock.
+    private var audioStart: (timestamp: UInt32, offset: Double)?
+    /// Where the first video frame sits on the recording clock.
+    private var videoStartOffset: Double?
     private var ssrc: UInt32?
+    private var firstPacketDate: Date?
+    private var firstFrameDate: Date?
+    private var senderJitter = 0.0
+    private var roundTripTime: Double?
     private var tasks: [Task<Void, Never>] = []
-    private var keyframeWanted = false
-    private var lastPli = -10.0
-    private var nextAudioTimestamp: UInt32?
-    private var firstVideoTimestamp: UInt32?
-    private var videoStartOffset = 0.0
-    private var lastFrameArrival: Double?
-    private var meanFrameInterval: Double?
     /// The files this track writes, one per format (`TrackRecorder`).
     private let recorders: [any TrackRecorder]
     private var error: String?
@@ -154,15 +150,19 @@ public final class MediaReceiver: @unchecked Sendable {
         self.kind = kind
         self.recording = recording
         self.webm = webm
-        stats = Stats(kind: kind.rawValue, mid: mid)
         recorders = recording.map(Self.recorders(for:)) ?? []
-        jitter = JitterBuffer(settings: kind == .audio ? .audio : .video)
         // A recording of received packets only (Ogg Opus, IVF) needs no decoding.
         let decodes = recording.map { !$0.formats.isDisjoint(with: [.wav, .y4m]) } ?? true
+        var error: String?
         switch kind {
-        case .audio: audioDecoder = decodes ? Self.made(try OpusAudioDecoder(channels: 2), or: &error) : nil
-        case .video: videoDecoder = decodes ? Self.made(try Vp8VideoDecoder(), or: &error) : nil
+        case .audio:
+            let decoder = decodes ? Self.made(try OpusAudioDecoder(channels: 2), or: &error) : nil
+            pipeline = AudioReceivePipeline(mid: mid, decoder: decoder)
+        case .video:
+            let decoder = decodes ? Self.made(try Vp8VideoDecoder(), or: &error) : nil
+            pipeline = VideoReceivePipeline(mid: mid, decoder: decoder)
         }
+        self.error = error
     }
 
     /// A decoder, or nil with the reason kept in `lastError` (the track then
@@ -242,14 +242,12 @@ public final class MediaReceiver: @unchecked Sendable {
     static let tick = Duration.milliseconds(20)
     static let idleTick = Duration.milliseconds(100)
 
-    private var isWaiting: Bool { !jitter.isEmpty || keyframeWanted || senderClock == nil }
-
     /// Until the next look: the tick while something is awaited, sooner when a
     /// gap is due to be given up (so it holds packets no longer than its wait).
     private var nextTick: Duration {
         lock.withLock {
-            guard isWaiting else { return Self.idleTick }
-            guard let deadline = jitter.gapDeadline else { return Self.tick }
+            guard pipeline.isWaiting || senderClock == nil else { return Self.idleTick }
+            guard let deadline = pipeline.gapDeadline else { return Self.tick }
             let seconds = min(max(deadline - now(), 0.001), Self.tick.inSeconds)
             return .microseconds(Int64(seconds * 1e6))
         }
@@ -257,13 +255,13 @@ public final class MediaReceiver: @unchecked Sendable {
 
     /// On the delivering thread.
     private func handle(_ packet: RtpPacket) {
-        let requests: Requests? = lock.withLock {
-            guard !stopped else { return nil }
-            receive(packet)
-            // A gap or a frame that cannot be completed: ask now, not at the next tick.
-            return !jitter.isEmpty || keyframeWanted ? missing(now: now()) : nil
+        let feedback: [ReceivedMedia] = lock.withLock {
+            guard !stopped else { return [] }
+            ssrc = packet.ssrc
+            if firstPacketDate == nil { firstPacketDate = Date() }
+            return play(pipeline.receive(packet, now: now()))
         }
-        if let requests { send(requests) }
+        send(feedback)
     }
 
     private var stopped = false
@@ -278,7 +276,7 @@ public final class MediaReceiver: @unchecked Sendable {
         stopped = true
         for task in tasks { task.cancel() }
         tasks = []
-        process(jitter.pop(now: .infinity))
+        _ = play(pipeline.flush())
         record { recorder throws(MediaFileError) in try recorder.close() }
         return snapshot()
     }
@@ -287,10 +285,11 @@ public final class MediaReceiver: @unchecked Sendable {
     public func currentStats() async -> Stats { lock.withLock { snapshot() } }
 
     private func snapshot() -> Stats {
-        var snapshot = stats
-        snapshot.packetsLost = jitter.lost
-        snapshot.lateOrDuplicate = jitter.late + jitter.duplicates
-        snapshot.framesDropped = assembler.framesDropped
+        var snapshot = pipeline.stats
+        snapshot.firstPacketDate = firstPacketDate
+        snapshot.firstFrameDate = firstFrameDate
+        snapshot.jitter = senderJitter
+        snapshot.roundTripTime = roundTripTime
         snapshot.recordings = recorders.compactMap(\.path)
         snapshot.latency = latency.median
         snapshot.latencyP95 = latency.p95
@@ -301,23 +300,14 @@ public final class MediaReceiver: @unchecked Sendable {
         (ContinuousClock.now - started).inSeconds
     }
 
-    private func receive(_ packet: RtpPacket) {
-        ssrc = packet.ssrc
-        if stats.packetsReceived == 0 { stats.firstPacketDate = Date() }
-        stats.packetsReceived += 1
-        stats.bytesReceived += packet.payload.count
-        jitter.insert(packet, arrival: now())
-        process(jitter.pop(now: now()))
-    }
-
     private func tick() async {
-        let (ssrc, refresh, requests): (UInt32?, Bool, Requests?) = lock.withLock {
-            guard !stopped else { return (nil, false, nil) }
+        let (ssrc, refresh, feedback): (UInt32?, Bool, [ReceivedMedia]) = lock.withLock {
+            guard !stopped else { return (nil, false, []) }
             let time = now()
-            process(jitter.pop(now: time))
+            let feedback = play(pipeline.advance(now: time))
             let refresh = senderClock == nil || time - lastRefresh >= 1
             if refresh { lastRefresh = time }
-            return (self.ssrc, refresh, self.ssrc == nil ? nil : missing(now: time))
+            return (self.ssrc, refresh, feedback)
         }
         guard let ssrc else { return }
         if refresh {
@@ -325,164 +315,71 @@ public final class MediaReceiver: @unchecked Sendable {
             let peerStats = await peer.stats()
             lock.withLock {
                 senderClock = clock
-                stats.jitter = peerStats.inbound.first { $0.ssrc == ssrc }?.jitter ?? stats.jitter
-                stats.roundTripTime = peerStats.roundTripTime
-                jitter.roundTrip = peerStats.roundTripTime
+                senderJitter = peerStats.inbound.first { $0.ssrc == ssrc }?.jitter ?? senderJitter
+                roundTripTime = peerStats.roundTripTime
+                pipeline.roundTrip = peerStats.roundTripTime
             }
         }
-        if let requests { send(requests) }
+        send(feedback)
     }
 
-    /// NACKs and a PLI to send (worked out under the lock, sent after it).
-    private struct Requests {
-        var ssrc: UInt32
-        var nacks: [UInt16]
-        var keyframe: Bool
-    }
-
-    /// Missing packets to ask for (NACK) and, when a frame cannot be completed,
-    /// a keyframe (PLI, at most every 0.3 s). Under the lock.
-    private func missing(now time: Double) -> Requests? {
-        guard let ssrc else { return nil }
-        // Video asks for lost packets; audio conceals them (Opus PLC and FEC), as
-        // WebRTC stacks do (their audio sections offer no `nack` feedback).
-        let nacks = kind == .video ? jitter.nacks(now: time) : []
-        if !nacks.isEmpty { stats.nacksSent += 1 }
-        var keyframe = false
-        if keyframeWanted, time - lastPli >= 0.3 {
-            lastPli = time
-            keyframeWanted = false
-            stats.plisSent += 1
-            keyframe = true
+    /// Sends feedback at once, on this thread, after the lock (the peer
+    /// connection never waits for its actor here).
+    private func send(_ feedback: [ReceivedMedia]) {
+        for case .feedback(let ssrc, let nacks, let keyframe) in feedback {
+            peer.sendFeedback(mid: mid, mediaSsrc: ssrc, lost: nacks, keyframe: keyframe)
         }
-        return nacks.isEmpty && !keyframe ? nil : Requests(ssrc: ssrc, nacks: nacks, keyframe: keyframe)
     }
 
-    /// Sends requests at once, on this thread (the peer connection never waits for its actor here).
-    private func send(_ requests: Requests) {
-        peer.sendFeedback(mid: mid, mediaSsrc: requests.ssrc, lost: requests.nacks, keyframe: requests.keyframe)
-    }
-
-    private func process(_ outputs: [JitterBuffer.Output]) {
-        switch kind {
-        case .audio:
-            for output in outputs { if case .packet(let packet) = output { playAudio(packet) } }
-        case .video:
-            for output in outputs {
-                for item in assembler.push(output) {
-                    switch item {
-                    case .frame(let data, let timestamp, let keyframe):
-                        showVideo(data, timestamp: timestamp, keyframe: keyframe)
-                    case .needKeyframe: keyframeWanted = true
-                    }
-                }
+    /// Writes, records and delivers what the pipeline gave out; returns the
+    /// feedback to send once the lock is released. Under the lock.
+    private func play(_ media: [ReceivedMedia]) -> [ReceivedMedia] {
+        var feedback: [ReceivedMedia] = []
+        for item in media {
+            switch item {
+            case .audioStarts(let timestamp):
+                guard let recording else { continue }
+                let lead = recording.clock.offset(of: wallclock(timestamp, clockRate: 48000))
+                record { recorder throws(MediaFileError) in try recorder.audioStarts(leadSeconds: lead) }
+            case .opus(let payload, let timestamp):
+                record { recorder throws(MediaFileError) in try recorder.opus(payload) }
+                writeWebm(audio: payload, timestamp: timestamp)
+            case .pcm(let pcm):
+                sink?.deliver(audio: AudioFrame(samples: pcm, channels: 2, sampleRate: 48000), mid: mid)
+                record { recorder throws(MediaFileError) in try recorder.pcm(pcm) }
+            case .vp8(let data, let timestamp, let keyframe, let mediaSeconds):
+                writeVideo(data, timestamp: timestamp, keyframe: keyframe, mediaSeconds: mediaSeconds)
+            case .picture(let picture, let timestamp):
+                sink?.deliver(video: picture, mid: mid)
+                record { recorder throws(MediaFileError) in try recorder.picture(picture, timestamp: timestamp) }
+            case .decoded(let timestamp):
+                if firstFrameDate == nil { firstFrameDate = Date() }
+                noteLatency(timestamp, clockRate: kind == .audio ? 48000 : 90000)
+            case .feedback: feedback.append(item)
             }
         }
+        return feedback
     }
 
-    // MARK: Audio
-
-    private func playAudio(_ packet: RtpPacket) {
-        guard let samples = OpusAudioDecoder.frameSamples(of: packet.payload) else { return }
-        stats.framesReceived += 1
-        if nextAudioTimestamp == nil { openAudio(packet) }
-        // The RTP timestamp places the packet: a gap (loss, or a pause in sending)
-        // is filled by concealment, using the packet's FEC for the frame just before it.
-        if let expected = nextAudioTimestamp {
-            let gap = Int(Int32(bitPattern: packet.timestamp &- expected))
-            // Under 1 ms is a sender's rounding, not a gap.
-            if gap >= 48, gap <= 48000 * 10 {
-                var remaining = gap
-                while remaining > 0 {
-                    let frames = min(remaining, OpusAudioEncoder.frameSamples)
-                    let concealed =
-                        audioDecoder?.recover(lost: frames, next: remaining <= frames ? packet.payload : nil)
-                        ?? [Int16](repeating: 0, count: frames * 2)
-                    write(audio: concealed)
-                    stats.concealedFrames += 1
-                    remaining -= frames
-                }
-            } else if gap <= -48 {
-                return  // older than what was played
-            }
-        }
-        nextAudioTimestamp = packet.timestamp &+ UInt32(samples)
-        record { recorder throws(MediaFileError) in try recorder.opus(packet.payload) }
-        if let webm {
-            let start =
-                audioStart ?? (packet.timestamp, webm.clock.offset(of: wallclock(packet.timestamp, clockRate: 48000)))
-            audioStart = start
-            let media = Double(Int32(bitPattern: packet.timestamp &- start.timestamp)) / 48000
-            webm.write(.audio, packet.payload, seconds: start.offset + media, keyframe: true)
-        }
-        guard let decoder = audioDecoder else {
-            stats.seconds += Double(samples) / 48000
-            return
-        }
-        guard let pcm = try? decoder.decode(packet.payload) else {
-            stats.decodeErrors += 1  // a corrupt packet: the next one decodes, the gap is concealed
-            return
-        }
-        noteLatency(packet.timestamp, clockRate: 48000)
-        if stats.framesDecoded == 0 { stats.firstFrameDate = Date() }
-        stats.framesDecoded += 1
-        write(audio: pcm)
+    private func writeWebm(audio payload: [UInt8], timestamp: UInt32) {
+        guard let webm else { return }
+        let start = audioStart ?? (timestamp, webm.clock.offset(of: wallclock(timestamp, clockRate: 48000)))
+        audioStart = start
+        let media = Double(Int32(bitPattern: timestamp &- start.timestamp)) / 48000
+        webm.write(.audio, payload, seconds: start.offset + media, keyframe: true)
     }
 
-    private func write(audio pcm: [Int16]) {
-        stats.seconds += Double(pcm.count / 2) / 48000
-        sink?.deliver(audio: AudioFrame(samples: pcm, channels: 2, sampleRate: 48000), mid: mid)
-        record { recorder throws(MediaFileError) in try recorder.pcm(pcm) }
-    }
-
-    private func openAudio(_ packet: RtpPacket) {
-        guard let recording else { return }
-        let lead = recording.clock.offset(of: wallclock(packet.timestamp, clockRate: 48000))
-        record { recorder throws(MediaFileError) in try recorder.audioStarts(leadSeconds: lead) }
-    }
-
-    // MARK: Video
-
-    private func showVideo(_ data: [UInt8], timestamp: UInt32, keyframe: Bool) {
-        stats.framesReceived += 1
-        if keyframe { stats.keyframesReceived += 1 }
-        if firstVideoTimestamp == nil {
-            firstVideoTimestamp = timestamp
-            if let clock = recording?.clock ?? webm?.clock {
-                videoStartOffset = max(0, clock.offset(of: wallclock(timestamp, clockRate: 90000)))
-            }
-        }
-        let mediaTime = Double(Int32(bitPattern: timestamp &- (firstVideoTimestamp ?? timestamp))) / 90000
-        stats.seconds = max(stats.seconds, mediaTime)
-        webm?.write(.video, data, seconds: videoStartOffset + mediaTime, keyframe: keyframe)
-        let milliseconds = UInt64(max(0, (videoStartOffset + mediaTime) * 1000))
+    private func writeVideo(_ data: [UInt8], timestamp: UInt32, keyframe: Bool, mediaSeconds: Double) {
+        let offset =
+            videoStartOffset
+            ?? (recording?.clock ?? webm?.clock).map { max(0, $0.offset(of: wallclock(timestamp, clockRate: 90000))) }
+            ?? 0
+        videoStartOffset = offset
+        webm?.write(.video, data, seconds: offset + mediaSeconds, keyframe: keyframe)
+        let milliseconds = UInt64(max(0, (offset + mediaSeconds) * 1000))
         record { recorder throws(MediaFileError) in
             try recorder.vp8(data, milliseconds: milliseconds, keyframe: keyframe)
         }
-        guard let decoder = videoDecoder else { return }
-        guard let picture = try? decoder.decode(data) else {
-            stats.decodeErrors += 1
-            keyframeWanted = true
-            return
-        }
-        noteLatency(timestamp, clockRate: 90000)
-        if stats.framesDecoded == 0 { stats.firstFrameDate = Date() }
-        stats.framesDecoded += 1
-        sink?.deliver(video: picture, mid: mid)
-        stats.width = picture.width
-        stats.height = picture.height
-        noteFrameTiming()
-        record { recorder throws(MediaFileError) in try recorder.picture(picture, timestamp: timestamp) }
-    }
-
-    /// Freeze detection as WebRTC's stats define it.
-    private func noteFrameTiming() {
-        let time = now()
-        defer { lastFrameArrival = time }
-        guard let last = lastFrameArrival else { return }
-        let interval = time - last
-        if let mean = meanFrameInterval, interval > max(3 * mean, mean + 0.15) { stats.freezes += 1 }
-        meanFrameInterval = meanFrameInterval.map { $0 * 0.9 + interval * 0.1 } ?? interval
     }
 
     /// A frame decoded now: how long after its capture (once the sender's clock is known).

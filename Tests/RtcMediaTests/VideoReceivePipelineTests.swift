@@ -1,0 +1,142 @@
+import RtcCodecs
+import RtcRTP
+import Testing
+
+@testable import RtcMedia
+
+/// The video receive path on virtual time: real VP8 frames in packets go in;
+/// pictures, NACKs and keyframe requests come out.
+@Suite struct VideoReceivePipelineTests {
+    /// A stream of `count` frames as RTP packets of at most 300 bytes
+    /// (a keyframe first), sequence numbers running on across frames.
+    struct Stream {
+        var frames: [[RtpPacket]] = []
+
+        init(count: Int, keyframeAt: Set<Int> = [0]) throws {
+            let encoder = try Vp8VideoEncoder(.init(width: 160, height: 120, bitrate: 300_000))
+            var sequence: UInt16 = 65530  // across the wrap
+            for index in 0..<count {
+                var picture = VideoFrame.grey(width: 160, height: 120)
+                for pixel in 0..<160 * 120 { picture.data[pixel] = UInt8(truncatingIfNeeded: pixel &* 7 &+ index * 13) }
+                let encoded = try encoder.encode(picture, keyframe: keyframeAt.contains(index))
+                var packets: [RtpPacket] = []
+                for frame in encoded {
+                    let payloads = Vp8Payload.packetize(frame.data, pictureId: UInt16(index), maxPayloadSize: 300)
+                    for (part, payload) in payloads.enumerated() {
+                        var packet = RtpPacket(
+                            payloadType: 96, sequenceNumber: sequence, timestamp: UInt32(index * 3000), ssrc: 4,
+                            payload: payload)
+                        packet.marker = part == payloads.count - 1
+                        packets.append(packet)
+                        sequence &+= 1
+                    }
+                }
+                frames.append(packets)
+            }
+        }
+    }
+
+    static func pipeline() throws -> VideoReceivePipeline {
+        VideoReceivePipeline(mid: "1", decoder: try Vp8VideoDecoder())
+    }
+
+    static func pictures(_ media: [ReceivedMedia]) -> [UInt32] {
+        media.compactMap { item in
+            if case .picture(_, let timestamp) = item { return timestamp }
+            return nil
+        }
+    }
+
+    static func feedback(_ media: [ReceivedMedia]) -> [(nacks: [UInt16], keyframe: Bool)] {
+        media.compactMap { item in
+            if case .feedback(let ssrc, let nacks, let keyframe) = item, ssrc == 4 { return (nacks, keyframe) }
+            return nil
+        }
+    }
+
+    @Test func aWholeStreamDecodesInOrderWithoutFeedback() throws {
+        let stream = try Stream(count: 10)
+        var pipeline = try Self.pipeline()
+        var media: [ReceivedMedia] = []
+        for (index, frame) in stream.frames.enumerated() {
+            for packet in frame { media += pipeline.receive(packet, now: Double(index) / 30) }
+        }
+        #expect(Self.pictures(media) == (0..<10).map { UInt32($0 * 3000) })
+        #expect(Self.feedback(media).isEmpty)
+        let stats = pipeline.stats
+        #expect(stats.framesDecoded == 10 && stats.keyframesReceived == 1 && stats.decodeErrors == 0)
+        #expect(stats.width == 160 && stats.height == 120 && stats.freezes == 0)
+        #expect(abs(stats.seconds - 0.3) < 1e-9)
+    }
+
+    @Test func aMissingPacketIsAskedForAndARetransmissionCompletesTheFrame() throws {
+        let stream = try Stream(count: 3)
+        let lost = stream.frames[1][0]
+        var pipeline = try Self.pipeline()
+        var media: [ReceivedMedia] = []
+        for packet in stream.frames[0] { media += pipeline.receive(packet, now: 0) }
+        for packet in stream.frames[1].dropFirst() + stream.frames[2] { media += pipeline.receive(packet, now: 0.033) }
+        #expect(Self.feedback(media).map(\.nacks) == [[lost.sequenceNumber]])  // asked at once
+        media += pipeline.advance(now: 0.05)  // not again before the NACK interval
+        #expect(Self.feedback(media).count == 1)
+        media += pipeline.receive(lost, now: 0.06)
+        #expect(Self.pictures(media) == [0, 3000, 6000])
+        #expect(pipeline.stats.nacksSent == 1 && pipeline.stats.plisSent == 0 && pipeline.stats.packetsLost == 0)
+    }
+
+    @Test func aLostFrameAsksForAKeyframeAndTheNextRequestWaitsAtLeastThreeTenthsOfASecond() throws {
+        let stream = try Stream(count: 12, keyframeAt: [0, 4])
+        var pipeline = try Self.pipeline()
+        var media: [ReceivedMedia] = []
+        var requests: [Double] = []
+        var delivered = 0
+        // Frames 1 and 5 lose their first packet for good; time runs in 10 ms steps.
+        for step in 0...100 {
+            let now = Double(step) / 100
+            while delivered < stream.frames.count, Double(delivered) / 30 <= now {
+                let frame = stream.frames[delivered]
+                for packet in [1, 5].contains(delivered) ? Array(frame.dropFirst()) : frame {
+                    media += pipeline.receive(packet, now: now)
+                }
+                delivered += 1
+            }
+            let out = pipeline.advance(now: now)
+            requests += Self.feedback(out).filter(\.keyframe).map { _ in now }
+            media += out
+        }
+        // The first gap is given up 0.13 s after it (three NACKs' time), and a
+        // keyframe asked for at once; the second comes too soon after, and waits.
+        #expect(requests.count == 2)
+        if requests.count == 2 {
+            #expect(requests[0] < 0.2)
+            #expect(requests[1] - requests[0] >= 0.3 && requests[1] - requests[0] < 0.32)
+        }
+        #expect(pipeline.stats.plisSent == 2)
+        // The keyframe (frame 4) restarts decoding until the next loss (no sender here answers).
+        #expect(Self.pictures(media) == [0, 12000])
+        #expect(!pipeline.isWaiting)
+    }
+
+    @Test func aLongPauseBetweenDecodedFramesIsAFreeze() throws {
+        let stream = try Stream(count: 12)
+        var pipeline = try Self.pipeline()
+        for (index, frame) in stream.frames.enumerated() {
+            let now = Double(index) / 30 + (index >= 8 ? 0.5 : 0)  // half a second stalled before the 9th
+            for packet in frame { _ = pipeline.receive(packet, now: now) }
+        }
+        #expect(pipeline.stats.freezes == 1 && pipeline.stats.framesDecoded == 12)
+    }
+
+    @Test func flushGivesUpGapsAndEndsWithoutFeedback() throws {
+        let stream = try Stream(count: 2)
+        var pipeline = try Self.pipeline()
+        var keyframe = stream.frames[0]
+        #expect(keyframe.count > 2)
+        keyframe.remove(at: 1)
+        for packet in keyframe + stream.frames[1] { _ = pipeline.receive(packet, now: 0) }
+        #expect(pipeline.isWaiting)
+        let flushed = pipeline.flush()
+        #expect(Self.feedback(flushed).isEmpty && Self.pictures(flushed).isEmpty)
+        #expect(pipeline.stats.packetsLost == 1 && pipeline.stats.framesDropped >= 2)  // the broken keyframe, the frame after it
+    }
+}
