@@ -29,7 +29,7 @@ extension Carrier {
             emit(.friendConnection(friend, connected: false))
         }
         outgoing = [:]
-        fileSlots = [:]
+        files.forgetSlots()
         socketWatch?.cancel()
         socketWatch = nil
         _ = buffer.drain()  // events of the old instance

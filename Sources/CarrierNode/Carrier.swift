@@ -85,10 +85,8 @@ public actor Carrier {
     /// Tests: invites and replies to drop once, by content (`loseNextInvite`).
     var lostInvitesForTests: Set<[UInt8]> = []
 
-    // Files (Carrier+Files.swift)
-    var outgoingFiles: [FileTransferKey: OutgoingFile] = [:]
-    var incomingFiles: [FileTransferKey: IncomingFile] = [:]
-    var fileSlots: [FileSlot: FileTransferKey] = [:]
+    /// Files between friends (driven in Carrier+Files.swift).
+    var files: FriendFileTransfers
 
     // Express (Carrier+Express.swift)
     var offlineInbox: OfflineInbox
@@ -141,6 +139,10 @@ public actor Carrier {
     public init(options: CarrierOptions) throws(CarrierError) {
         OpenSSLLifetime.keepThroughExit()
         self.options = options
+        files = FriendFileTransfers(
+            verdictTimeout: Self.fileVerdictTimeout, progressInterval: Self.fileProgressInterval,
+            maxTransfers: Self.maxFileTransfers, maxIncomingSize: options.maxIncomingFileSize,
+            offerTimeout: options.fileOfferTimeout)
         store = options.dataDirectory.map(NodeStore.init(directory:))
         lockFd = try store?.lock()
         let saved: NodeStore.Contents?

@@ -1,0 +1,491 @@
+/// Files between friends on toxcore's file transfer, as a state machine:
+/// toxcore's events, the friend's verdicts, the application's answers and
+/// the time go in; what to tell toxcore, the friend and the application
+/// comes out (`FileEffect`, in the order to carry them out). It does no I/O:
+/// `Carrier+Files.swift` opens and reads files, calls toxcore and hashes,
+/// and drives it; tests drive it alone on virtual time.
+///
+/// Each transfer is keyed by friend, direction and SHA-256 (`FileTransferKey`),
+/// which outlives toxcore's file numbers (`FileSlot`), so a transfer cut by a
+/// disconnect or a restart resumes when the file is offered again.
+struct FriendFileTransfers {
+    /// What the driver does for the state machine.
+    enum FileEffect {
+        /// Tell the application (`CarrierEvent.file`).
+        case emit(FileTransferEvent)
+        /// `tox_file_control` on a slot.
+        case control(FileSlot, FileControl)
+        /// Tell the sender how its file ended (`WirePacket.fileResult`), before any cancel that follows.
+        case verdict(FileTransferKey, WirePacket.FileVerdict, reason: String?)
+        /// Check the received file's size and SHA-256 off the actor, then call `verified`.
+        case verify(FileTransferKey, PartialFile)
+        /// Close a sent file's descriptor.
+        case closeFile(Int32)
+        /// Delete a partial file (cancelled or failed), or only close it (kept for a resume).
+        case discard(PartialFile, keep: Bool)
+        /// A friend's offer refused: say why in the log.
+        case refusedOffer(UserId, reason: String)
+        /// The node did something: its loop should look again soon.
+        case activity
+    }
+
+    /// toxcore's file controls.
+    enum FileControl { case resume, pause, cancel }
+
+    /// What toxcore said to an offer (`tox_file_send`).
+    enum OfferResult {
+        case sent(fileNumber: UInt32)
+        /// toxcore's 256 slots for that friend are taken: try at the next connection.
+        case tooMany
+        case failed(code: UInt32)
+    }
+
+    /// The sender waits this long for the receiver's verdict after the last byte.
+    let verdictTimeout: Duration
+    /// Progress events come at most this often per transfer.
+    let progressInterval: Duration
+    /// Transfers kept at once, each direction.
+    let maxTransfers: Int
+    /// Offers larger than this are refused.
+    let maxIncomingSize: UInt64
+    /// An offer the application leaves unanswered this long is refused.
+    let offerTimeout: Duration
+
+    /// No transfers yet; the limits as named.
+    init(
+        verdictTimeout: Duration, progressInterval: Duration, maxTransfers: Int, maxIncomingSize: UInt64,
+        offerTimeout: Duration
+    ) {
+        self.verdictTimeout = verdictTimeout
+        self.progressInterval = progressInterval
+        self.maxTransfers = maxTransfers
+        self.maxIncomingSize = maxIncomingSize
+        self.offerTimeout = offerTimeout
+    }
+
+    private(set) var outgoing: [FileTransferKey: OutgoingFile] = [:]
+    private(set) var incoming: [FileTransferKey: IncomingFile] = [:]
+    private var slots: [FileSlot: FileTransferKey] = [:]
+
+    /// Whether bytes are moving or about to: the node's loop then runs faster.
+    var hasTraffic: Bool {
+        outgoing.values.contains { $0.phase == .sending || $0.phase == .offered }
+            || incoming.values.contains { $0.phase == .receiving }
+    }
+
+    /// toxcore started afresh: its file numbers mean nothing now.
+    mutating func forgetSlots() {
+        slots = [:]
+    }
+
+    // MARK: Sending
+
+    /// A hashed, open file to send; nil, or why it cannot be taken.
+    mutating func add(_ file: OutgoingFile) -> String? {
+        guard outgoing.count < maxTransfers else { return "\(maxTransfers) files are being sent already" }
+        guard outgoing[file.key] == nil else { return "this file is already being sent to \(file.key.friend)" }
+        outgoing[file.key] = file
+        return nil
+    }
+
+    /// Offers a waiting file through `send` (toxcore) if the friend is connected.
+    mutating func offer(
+        _ key: FileTransferKey, friendNumber: UInt32?, send: (OutgoingFile) -> OfferResult
+    ) -> [FileEffect] {
+        guard var file = outgoing[key], file.phase == .waitingForFriend, let friendNumber else { return [] }
+        switch send(file) {
+        case .tooMany:
+            return []
+        case .failed(let code):
+            return finishOutgoing(key, .failed("toxcore refused the file (tox_file_send error \(code))"))
+        case .sent(let number):
+            let slot = FileSlot(friend: friendNumber, file: number)
+            file.slot = slot
+            file.phase = .offered
+            file.requested = []
+            outgoing[key] = file
+            slots[slot] = key
+            return []
+        }
+    }
+
+    /// The keys of files with chunks toxcore asked for.
+    var filesWithRequests: [FileTransferKey] { outgoing.compactMap { $1.requested.isEmpty ? nil : $0 } }
+
+    /// The next chunk asked for on `key`: where it goes and what to read.
+    func nextRequest(_ key: FileTransferKey) -> (slot: FileSlot, fd: Int32, position: UInt64, length: Int)? {
+        guard let file = outgoing[key], let slot = file.slot, let request = file.requested.first else { return nil }
+        return (slot, file.fd, request.position, request.length)
+    }
+
+    /// The chunk `nextRequest` gave went to toxcore.
+    mutating func chunkSent(_ key: FileTransferKey) {
+        guard let request = outgoing[key]?.requested.first, let sent = outgoing[key]?.sent else { return }
+        // In place: a copy of the file's entry would copy its queue of requests, for every chunk.
+        outgoing[key]?.requested.removeFirst()
+        outgoing[key]?.sent = max(sent, request.position + UInt64(request.length))
+    }
+
+    /// toxcore no longer knows the transfer (a disconnect it saw first): the
+    /// connection event that follows interrupts it; what was asked is dropped.
+    mutating func requestsGone(_ key: FileTransferKey) {
+        outgoing[key]?.requested = []
+    }
+
+    /// The file could not be read at `position`: the transfer fails.
+    mutating func readFailed(_ key: FileTransferKey, at position: UInt64) -> [FileEffect] {
+        guard let slot = outgoing[key]?.slot else { return [] }
+        return cancel(slot) + finishOutgoing(key, .failed("cannot read the file at byte \(position)"))
+    }
+
+    /// toxcore asks for a chunk (length 0: everything was sent).
+    mutating func chunkRequested(_ slot: FileSlot, position: UInt64, length: Int, now: ContinuousClock.Instant)
+        -> [FileEffect]
+    {
+        guard let key = slots[slot], var file = outgoing[key] else { return [] }
+        if file.phase == .offered { file.phase = .sending }
+        guard length > 0 else {
+            // toxcore's "all sent": the transfer is over on its side; wait for the verdict.
+            slots[slot] = nil
+            file.slot = nil
+            file.requested = []
+            file.sent = file.size
+            file.phase = .awaitingResult
+            file.deadline = now + verdictTimeout
+            outgoing[key] = file
+            return progress(key, now: now, force: true)
+        }
+        file.requested.append((position, length))
+        outgoing[key] = file
+        return []
+    }
+
+    /// The receiver's verdict on a file we sent.
+    mutating func verdict(_ key: FileTransferKey, status: Int32, reason: String?) -> [FileEffect] {
+        guard let file = outgoing[key] else { return [] }
+        if let slot = file.slot { slots[slot] = nil }
+        outgoing[key]?.slot = nil
+        switch WirePacket.FileVerdict(rawValue: status) {
+        case .completed?:
+            // The verdict can overtake toxcore's own "all sent": the last progress is the whole file.
+            let last: [FileEffect] =
+                file.phase == .awaitingResult ? [] : [.emit(.progress(key, bytes: file.size, total: file.size))]
+            return last + finishOutgoing(key, .completed(path: nil, bytes: file.size))
+        case .refused?:
+            return finishOutgoing(key, .cancelled(byPeer: true, reason: reason))
+        default:
+            return finishOutgoing(key, .failed("the receiver could not take the file: \(reason ?? "status \(status)")"))
+        }
+    }
+
+    private mutating func finishOutgoing(_ key: FileTransferKey, _ outcome: FileTransferOutcome) -> [FileEffect] {
+        guard let file = outgoing.removeValue(forKey: key) else { return [] }
+        if let slot = file.slot { slots[slot] = nil }
+        return [.closeFile(file.fd), .emit(.finished(key, outcome))]
+    }
+
+    // MARK: Receiving
+
+    /// A friend offers a file (toxcore's `file_recv`); `kindIsData` false for avatars and the like.
+    mutating func offered(
+        _ slot: FileSlot, from friend: UserId, kindIsData: Bool, size: UInt64, name: String,
+        sha256: [UInt8], now: ContinuousClock.Instant, seek: (FileSlot, UInt64) -> Bool
+    ) -> [FileEffect] {
+        guard kindIsData else { return [.control(slot, .cancel)] }  // this node uses data files only
+        let key = FileTransferKey(friend: friend, sha256: sha256, outgoing: false)
+        if var file = incoming[key] {
+            // Offered again after a cut: carry on where it was.
+            if let old = file.slot { slots[old] = nil }
+            file.slot = slot
+            slots[slot] = key
+            incoming[key] = file
+            return file.directory != nil ? startReceiving(key, seek: seek) : []
+        }
+        guard incoming.count < maxTransfers, size <= maxIncomingSize else {
+            let reason =
+                size > maxIncomingSize
+                ? "the file is larger than \(maxIncomingSize) bytes" : "too many transfers at once"
+            return [
+                .verdict(key, .refused, reason: reason), .control(slot, .cancel), .refusedOffer(friend, reason: reason),
+            ]
+        }
+        incoming[key] = IncomingFile(key: key, name: name, size: size, slot: slot, offeredAt: now)
+        slots[slot] = key
+        return [.emit(.offered(FileOffer(key: key, name: name, size: size)))]
+    }
+
+    /// The offer `key`, if it is one the application has not answered.
+    func openOffer(_ key: FileTransferKey) -> IncomingFile? {
+        guard let file = incoming[key], file.directory == nil else { return nil }
+        return file
+    }
+
+    /// The application accepted the offer into `directory`, where `partial` already holds `have` bytes.
+    mutating func accepted(
+        _ key: FileTransferKey, into directory: String, partial: PartialFile, have: UInt64,
+        seek: (FileSlot, UInt64) -> Bool
+    ) -> [FileEffect] {
+        guard var file = openOffer(key) else { return [.discard(partial, keep: true)] }
+        file.directory = directory
+        file.partial = partial
+        file.received = have
+        incoming[key] = file
+        return startReceiving(key, seek: seek)
+    }
+
+    /// The application refused the offer.
+    mutating func refused(_ key: FileTransferKey, reason: String?) -> [FileEffect] {
+        guard let file = openOffer(key) else { return [] }
+        return [.verdict(key, .refused, reason: reason ?? "refused")] + cancel(file.slot)
+            + finishIncoming(key, .cancelled(byPeer: false, reason: reason))
+    }
+
+    /// Seeks past the bytes on disk (`seek`: toxcore) and tells the sender to go (RESUME).
+    private mutating func startReceiving(_ key: FileTransferKey, seek: (FileSlot, UInt64) -> Bool) -> [FileEffect] {
+        guard var file = incoming[key], let slot = file.slot else {
+            // Accepted while the friend is away: starts when the file is offered again.
+            incoming[key]?.phase = .interrupted
+            return []
+        }
+        if file.received > 0, !seek(slot, file.received) {
+            file.received = 0
+            _ = file.partial?.empty()
+        }
+        file.phase = .receiving
+        incoming[key] = file
+        return [.control(slot, .resume), .emit(.accepted(key, offset: file.received)), .activity]
+    }
+
+    /// A chunk of a file we receive (empty: the sender says it is all there).
+    /// `write` puts the bytes on disk and says whether it could.
+    mutating func chunk(
+        _ slot: FileSlot, position: UInt64, count: Int, now: ContinuousClock.Instant,
+        write: (PartialFile) -> Bool
+    ) -> [FileEffect] {
+        guard let key = slots[slot], var file = incoming[key], let partial = file.partial else { return [] }
+        guard count > 0 else {
+            slots[slot] = nil
+            file.slot = nil
+            file.phase = .verifying
+            incoming[key] = file
+            return progress(key, now: now, force: true) + [.verify(key, partial)]
+        }
+        let end = position + UInt64(count)
+        guard end <= file.size, write(partial) else {
+            let reason = end > file.size ? "the sender sent more than the announced size" : "cannot write the file"
+            return [.verdict(key, .failed, reason: reason)] + cancel(slot) + finishIncoming(key, .failed(reason))
+        }
+        file.received = max(file.received, end)
+        incoming[key] = file
+        return progress(key, now: now)
+    }
+
+    /// The received file checked (`verify`): its size and SHA-256, or nil if it could not be read.
+    /// On a match the partial is handed back to be placed (`placed` follows).
+    mutating func verified(_ key: FileTransferKey, size: UInt64, sha256: [UInt8]?) -> (PartialFile?, [FileEffect]) {
+        guard let file = incoming[key], let partial = file.partial else { return (nil, []) }  // cancelled meanwhile
+        guard size == file.size else {
+            return (nil, failVerification(key, "\(size) bytes arrived of \(file.size) announced"))
+        }
+        guard sha256 == key.sha256 else {
+            return (nil, failVerification(key, "the file's SHA-256 does not match what the sender announced"))
+        }
+        incoming[key]?.partial = nil
+        return (partial, [])
+    }
+
+    /// The verified file is at `path` now (or could not be stored: `failure`).
+    mutating func placed(_ key: FileTransferKey, at path: String?, failure: String?) -> [FileEffect] {
+        guard let file = incoming[key] else { return [] }
+        guard let path else {
+            return [.verdict(key, .failed, reason: "cannot store the file")]
+                + finishIncoming(key, .failed(failure ?? "cannot store the file"))
+        }
+        return [.verdict(key, .completed, reason: nil)] + finishIncoming(key, .completed(path: path, bytes: file.size))
+    }
+
+    private mutating func failVerification(_ key: FileTransferKey, _ reason: String) -> [FileEffect] {
+        [.verdict(key, .failed, reason: reason)] + finishIncoming(key, .failed(reason))
+    }
+
+    private mutating func finishIncoming(_ key: FileTransferKey, _ outcome: FileTransferOutcome) -> [FileEffect] {
+        guard let file = incoming.removeValue(forKey: key) else { return [] }
+        if let slot = file.slot { slots[slot] = nil }
+        // Only a finished file is kept; what is cancelled or failed goes.
+        return (file.partial.map { [.discard($0, keep: false)] } ?? []) + [.emit(.finished(key, outcome))]
+    }
+
+    // MARK: Both directions
+
+    /// Cancels a transfer in either direction (a partial download is deleted); nil if there is none.
+    mutating func cancel(_ key: FileTransferKey) -> [FileEffect]? {
+        if let file = outgoing[key] {
+            return cancel(file.slot) + finishOutgoing(key, .cancelled(byPeer: false, reason: nil))
+        }
+        if let file = incoming[key] {
+            return cancel(file.slot) + finishIncoming(key, .cancelled(byPeer: false, reason: nil))
+        }
+        return nil
+    }
+
+    /// Whether `key` is a transfer under way (either direction).
+    func contains(_ key: FileTransferKey) -> Bool { outgoing[key] != nil || incoming[key] != nil }
+
+    /// toxcore's slot for a transfer, while the friend is connected.
+    func slot(of key: FileTransferKey) -> FileSlot? { key.outgoing ? outgoing[key]?.slot : incoming[key]?.slot }
+
+    /// This side paused or resumed a transfer (toxcore took the control).
+    mutating func pausedByUs(_ key: FileTransferKey, _ paused: Bool) -> [FileEffect] {
+        if key.outgoing { outgoing[key]?.pausedByUs = paused } else { incoming[key]?.pausedByUs = paused }
+        return [.emit(paused ? .paused(key, byPeer: false) : .resumed(key, byPeer: false)), .activity]
+    }
+
+    /// The friend's control on a slot (`file_recv_control`).
+    mutating func control(_ slot: FileSlot, _ control: FileControl) -> [FileEffect] {
+        guard let key = slots[slot] else { return [] }
+        switch control {
+        case .resume:
+            if key.outgoing, outgoing[key]?.phase == .offered {
+                outgoing[key]?.phase = .sending
+                return [.emit(.accepted(key, offset: 0))]
+            }
+            return pausedByPeer(key, false)
+        case .pause:
+            return pausedByPeer(key, true)
+        case .cancel:
+            slots[slot] = nil
+            if key.outgoing {
+                outgoing[key]?.slot = nil
+                // A verdict (with its reason) usually came just before; wait for it a moment.
+                guard outgoing[key]?.phase != .awaitingResult else { return [] }
+                return finishOutgoing(key, .cancelled(byPeer: true, reason: nil))
+            }
+            incoming[key]?.slot = nil
+            return finishIncoming(key, .cancelled(byPeer: true, reason: nil))
+        }
+    }
+
+    private mutating func pausedByPeer(_ key: FileTransferKey, _ paused: Bool) -> [FileEffect] {
+        if key.outgoing {
+            guard let file = outgoing[key], file.pausedByPeer != paused else { return [] }
+            outgoing[key]?.pausedByPeer = paused
+        } else {
+            guard let file = incoming[key], file.pausedByPeer != paused else { return [] }
+            incoming[key]?.pausedByPeer = paused
+        }
+        return [.emit(paused ? .paused(key, byPeer: true) : .resumed(key, byPeer: true))]
+    }
+
+    /// A friend's link went down: moving transfers are interrupted (and resume when it is back).
+    mutating func linkDown(_ friend: UserId) -> [FileEffect] {
+        let reason = "the friend went offline"
+        var effects: [FileEffect] = []
+        for (key, file) in outgoing where key.friend == friend {
+            if let slot = file.slot { slots[slot] = nil }
+            outgoing[key]?.slot = nil
+            outgoing[key]?.requested = []
+            switch file.phase {
+            case .awaitingResult:
+                effects += finishOutgoing(key, .failed("the friend went offline before confirming the file"))
+            case .offered, .sending:
+                outgoing[key]?.phase = .waitingForFriend
+                effects.append(.emit(.interrupted(key, reason: reason)))
+            case .waitingForFriend:
+                break
+            }
+        }
+        for (key, file) in incoming where key.friend == friend && file.phase != .verifying {
+            if let slot = file.slot { slots[slot] = nil }
+            incoming[key]?.slot = nil
+            if file.phase == .receiving {
+                incoming[key]?.phase = .interrupted
+                effects.append(.emit(.interrupted(key, reason: reason)))
+            }
+        }
+        return effects
+    }
+
+    /// The files waiting for `friend` to connect, to offer now.
+    func waiting(for friend: UserId) -> [FileTransferKey] {
+        outgoing.compactMap { key, file in key.friend == friend && file.phase == .waitingForFriend ? key : nil }
+    }
+
+    /// Fails senders whose receiver never gave a verdict, and refuses offers the
+    /// application left unanswered (they would hold one of the places forever).
+    mutating func expire(now: ContinuousClock.Instant) -> [FileEffect] {
+        var effects: [FileEffect] = []
+        for (key, file) in outgoing {
+            if let deadline = file.deadline, now > deadline {
+                effects += finishOutgoing(key, .failed("no confirmation from the receiver within \(verdictTimeout)"))
+            }
+        }
+        for (key, file) in incoming where file.directory == nil && now - file.offeredAt > offerTimeout {
+            let reason = "not answered within \(offerTimeout)"
+            effects +=
+                [.verdict(key, .refused, reason: reason)] + cancel(file.slot)
+                + finishIncoming(key, .cancelled(byPeer: false, reason: reason))
+        }
+        return effects
+    }
+
+    /// The node stops: every transfer fails; partial files stay for a resume next time.
+    mutating func closeAll(reason: String) -> [FileEffect] {
+        var effects: [FileEffect] = []
+        for key in Array(outgoing.keys) { effects += finishOutgoing(key, .failed(reason)) }
+        for (key, file) in incoming {
+            if let slot = file.slot { slots[slot] = nil }
+            effects +=
+                (file.partial.map { [.discard($0, keep: true)] } ?? []) + [.emit(.finished(key, .failed(reason)))]
+        }
+        incoming = [:]
+        return effects
+    }
+
+    /// Bytes so far, at most every `progressInterval` unless `force`d.
+    mutating func progress(_ key: FileTransferKey, now: ContinuousClock.Instant, force: Bool = false) -> [FileEffect] {
+        let entry: (bytes: UInt64, total: UInt64, last: ContinuousClock.Instant?)? =
+            key.outgoing
+            ? outgoing[key].map { ($0.sent, $0.size, $0.lastProgress) }
+            : incoming[key].map { ($0.received, $0.size, $0.lastProgress) }
+        guard let entry else { return [] }
+        if !force, let last = entry.last, now - last < progressInterval { return [] }
+        if key.outgoing { outgoing[key]?.lastProgress = now } else { incoming[key]?.lastProgress = now }
+        return [.emit(.progress(key, bytes: entry.bytes, total: entry.total))]
+    }
+
+    /// A cancel to toxcore on `slot` (if the transfer has one now), forgetting the slot.
+    private mutating func cancel(_ slot: FileSlot?) -> [FileEffect] {
+        guard let slot else { return [] }
+        slots[slot] = nil
+        return [.control(slot, .cancel)]
+    }
+
+    /// Every transfer not yet finished, as it stands.
+    var statuses: [FileTransferStatus] {
+        let sending = outgoing.values.map { file in
+            let phase: FileTransferStatus.Phase =
+                switch file.phase {
+                case .waitingForFriend: .waitingForFriend
+                case .offered: .offered
+                case .sending: .transferring
+                case .awaitingResult: .verifying
+                }
+            return FileTransferStatus(
+                key: file.key, name: file.name, size: file.size, bytes: file.sent, phase: phase,
+                pausedByUs: file.pausedByUs, pausedByPeer: file.pausedByPeer)
+        }
+        let receiving = incoming.values.map { file in
+            let phase: FileTransferStatus.Phase =
+                switch file.phase {
+                case .offered: .offered
+                case .receiving: .transferring
+                case .interrupted: .interrupted
+                case .verifying: .verifying
+                }
+            return FileTransferStatus(
+                key: file.key, name: file.name, size: file.size, bytes: file.received, phase: phase,
+                pausedByUs: file.pausedByUs, pausedByPeer: file.pausedByPeer)
+        }
+        return (sending + receiving).sorted { $0.key.description < $1.key.description }
+    }
+}

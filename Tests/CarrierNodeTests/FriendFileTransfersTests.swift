@@ -1,0 +1,262 @@
+import Foundation
+import Testing
+
+@testable import CarrierNode
+
+/// The friend file transfers' state machine alone, on virtual time: what it
+/// tells toxcore, the friend and the application for each event.
+@Suite struct FriendFileTransfersTests {
+    let start = ContinuousClock.now
+    let friend: UserId
+    let sha256 = [UInt8](repeating: 0xAB, count: 32)
+    let slot = FileSlot(friend: 3, file: 7)
+
+    init() throws {
+        friend = try #require(UserId(publicKey: [UInt8](repeating: 1, count: 32)))
+    }
+
+    func at(_ seconds: Double) -> ContinuousClock.Instant { start + .milliseconds(Int(seconds * 1000)) }
+
+    func transfers() -> FriendFileTransfers {
+        FriendFileTransfers(
+            verdictTimeout: .seconds(60), progressInterval: .milliseconds(200), maxTransfers: 2,
+            maxIncomingSize: 1 << 20, offerTimeout: .seconds(300))
+    }
+
+    /// The effects in words, to compare whole sequences.
+    static func words(_ effects: [FriendFileTransfers.FileEffect]) -> [String] {
+        effects.map { effect in
+            switch effect {
+            case .emit(let event):
+                switch event {
+                case .offered(let offer): "offered \(offer.name) \(offer.size)"
+                case .accepted(_, let offset): "accepted at \(offset)"
+                case .progress(_, let bytes, let total): "progress \(bytes)/\(total)"
+                case .paused(_, let byPeer): "paused\(byPeer ? " by peer" : "")"
+                case .resumed(_, let byPeer): "resumed\(byPeer ? " by peer" : "")"
+                case .interrupted: "interrupted"
+                case .finished(_, let outcome):
+                    switch outcome {
+                    case .completed(let path, let bytes): "completed \(bytes)\(path.map { " at \($0)" } ?? "")"
+                    case .cancelled(let byPeer, let reason): "cancelled\(byPeer ? " by peer" : "") \(reason ?? "")"
+                    case .failed(let why): "failed: \(why)"
+                    }
+                }
+            case .control(let slot, let control): "control \(slot.file) \(control)"
+            case .verdict(_, let verdict, let reason): "verdict \(verdict) \(reason ?? "")"
+            case .verify: "verify"
+            case .closeFile(let fd): "close \(fd)"
+            case .discard(_, let keep): keep ? "keep partial" : "delete partial"
+            case .refusedOffer(_, let reason): "refused offer: \(reason)"
+            case .activity: "activity"
+            }
+        }
+    }
+
+    func outgoingKey() -> FileTransferKey { FileTransferKey(friend: friend, sha256: sha256, outgoing: true) }
+
+    /// A file of 100 kB on fd 42, offered on `slot`.
+    func offered() -> FriendFileTransfers {
+        var files = transfers()
+        #expect(files.add(OutgoingFile(key: outgoingKey(), name: "a.bin", size: 100_000, fd: 42)) == nil)
+        let effects = files.offer(outgoingKey(), friendNumber: slot.friend) { _ in .sent(fileNumber: slot.file) }
+        #expect(effects.isEmpty)
+        return files
+    }
+
+    @Test func aSentFileGoesByChunksAndEndsWithTheReceiversVerdict() {
+        var files = offered()
+        let key = outgoingKey()
+        #expect(files.statuses.first?.phase == .offered)
+        #expect(Self.words(files.control(slot, .resume)) == ["accepted at 0"])
+        _ = files.chunkRequested(slot, position: 0, length: 60_000, now: at(0))
+        _ = files.chunkRequested(slot, position: 60_000, length: 40_000, now: at(0))
+        #expect(files.filesWithRequests == [key])
+        #expect(files.nextRequest(key)?.position == 0 && files.nextRequest(key)?.fd == 42)
+        files.chunkSent(key)
+        #expect(Self.words(files.progress(key, now: at(0.1))) == ["progress 60000/100000"])
+        files.chunkSent(key)
+        #expect(files.progress(key, now: at(0.2)).isEmpty)  // not twice within 200 ms
+        #expect(files.nextRequest(key) == nil)
+        // toxcore's "all sent", then the verdict.
+        #expect(
+            Self.words(files.chunkRequested(slot, position: 0, length: 0, now: at(0.3))) == ["progress 100000/100000"])
+        #expect(files.statuses.first?.phase == .verifying)
+        let done = files.verdict(key, status: WirePacket.FileVerdict.completed.rawValue, reason: nil)
+        #expect(Self.words(done) == ["close 42", "completed 100000"])
+        #expect(files.statuses.isEmpty && !files.hasTraffic)
+    }
+
+    @Test func aVerdictThatOvertakesAllSentStillReportsTheWholeFile() {
+        var files = offered()
+        _ = files.control(slot, .resume)
+        let done = files.verdict(outgoingKey(), status: WirePacket.FileVerdict.completed.rawValue, reason: nil)
+        #expect(Self.words(done) == ["progress 100000/100000", "close 42", "completed 100000"])
+    }
+
+    @Test func noVerdictWithinTheTimeoutFailsTheSender() {
+        var files = offered()
+        _ = files.chunkRequested(slot, position: 0, length: 0, now: at(1))
+        #expect(files.expire(now: at(60.9)).isEmpty)
+        #expect(Self.words(files.expire(now: at(61.1))).last?.hasPrefix("failed: no confirmation") == true)
+    }
+
+    @Test func aCancelFromThePeerWaitsForItsVerdictOnceAllWasSent() {
+        var files = offered()
+        _ = files.chunkRequested(slot, position: 0, length: 0, now: at(1))
+        #expect(files.control(slot, .cancel).isEmpty)  // toxcore's slot is gone already
+        let refused = files.verdict(outgoingKey(), status: WirePacket.FileVerdict.refused.rawValue, reason: "full")
+        #expect(Self.words(refused) == ["close 42", "cancelled by peer full"])
+    }
+
+    @Test func aLinkDownInterruptsAndTheFileIsOfferedAgainOnANewSlot() {
+        var files = offered()
+        _ = files.control(slot, .resume)
+        _ = files.chunkRequested(slot, position: 0, length: 1000, now: at(0))
+        #expect(Self.words(files.linkDown(friend)) == ["interrupted"])
+        #expect(files.nextRequest(outgoingKey()) == nil)  // what toxcore asked for went with it
+        #expect(files.waiting(for: friend) == [outgoingKey()])
+        #expect(files.control(slot, .resume).isEmpty)  // the old slot means nothing now
+        _ = files.offer(outgoingKey(), friendNumber: 3) { _ in .sent(fileNumber: 9) }
+        #expect(Self.words(files.control(FileSlot(friend: 3, file: 9), .resume)) == ["accepted at 0"])
+    }
+
+    @Test func toxcoresRefusalFailsTheFileButAFullTableWaits() {
+        var files = offered()
+        #expect(files.add(OutgoingFile(key: outgoingKey(), name: "a.bin", size: 1, fd: 43)) != nil)  // twice
+        let other = FileTransferKey(friend: friend, sha256: [UInt8](repeating: 1, count: 32), outgoing: true)
+        #expect(files.add(OutgoingFile(key: other, name: "b.bin", size: 1, fd: 44)) == nil)
+        let third = FileTransferKey(friend: friend, sha256: [UInt8](repeating: 2, count: 32), outgoing: true)
+        #expect(files.add(OutgoingFile(key: third, name: "c.bin", size: 1, fd: 45)) != nil)  // the limit is 2
+        #expect(files.offer(other, friendNumber: 3) { _ in .tooMany }.isEmpty)
+        #expect(files.waiting(for: friend) == [other])
+        let failed = Self.words(files.offer(other, friendNumber: 3) { _ in .failed(code: 5) })
+        #expect(failed == ["close 44", "failed: toxcore refused the file (tox_file_send error 5)"])
+    }
+
+    // MARK: Receiving
+
+    func incomingKey() -> FileTransferKey { FileTransferKey(friend: friend, sha256: sha256, outgoing: false) }
+
+    func partial(holding bytes: Int) throws -> (PartialFile, UInt64, String) {
+        let directory = NSTemporaryDirectory() + "friend-files-\(UUID().uuidString)"
+        let opened = try #require(PartialFile.open(directory: directory, key: incomingKey(), size: 100_000))
+        if bytes > 0 { #expect(opened.0.write([UInt8](repeating: 7, count: bytes), at: 0)) }
+        return (opened.0, UInt64(bytes), directory)
+    }
+
+    @Test func aReceivedFileResumesFromItsPartialAndIsVerifiedAtTheEnd() throws {
+        var files = transfers()
+        let offer = files.offered(
+            slot, from: friend, kindIsData: true, size: 100_000, name: "a.bin", sha256: sha256, now: at(0)
+        ) { _, _ in true }
+        #expect(Self.words(offer) == ["offered a.bin 100000"])
+        let (partial, have, directory) = try partial(holding: 1000)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var seeks: [UInt64] = []
+        let accepted = files.accepted(incomingKey(), into: directory, partial: partial, have: have) {
+            seeks.append($1)
+            return true
+        }
+        #expect(Self.words(accepted) == ["control 7 resume", "accepted at 1000", "activity"])
+        #expect(seeks == [1000])
+        var written = 0
+        let progress = files.chunk(slot, position: 1000, count: 99_000, now: at(1)) { _ in
+            written += 1
+            return true
+        }
+        #expect(written == 1 && Self.words(progress) == ["progress 100000/100000"])
+        let end = files.chunk(slot, position: 0, count: 0, now: at(1.1)) { _ in true }
+        #expect(Self.words(end) == ["progress 100000/100000", "verify"])
+        let (mismatch, effects) = files.verified(incomingKey(), size: 100_000, sha256: [UInt8](repeating: 0, count: 32))
+        #expect(mismatch == nil)
+        #expect(Self.words(effects).first?.hasPrefix("verdict failed the file's SHA-256") == true)
+        #expect(
+            Self.words(effects).suffix(2) == [
+                "delete partial", "failed: the file's SHA-256 does not match what the sender announced",
+            ])
+    }
+
+    @Test func aVerifiedFileIsPlacedAndTheSenderToldBeforeTheEnd() throws {
+        var files = transfers()
+        _ = files.offered(
+            slot, from: friend, kindIsData: true, size: 100_000, name: "a.bin", sha256: sha256, now: at(0)
+        ) { _, _ in true }
+        let (partial, _, directory) = try partial(holding: 0)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = files.accepted(incomingKey(), into: directory, partial: partial, have: 0) { _, _ in true }
+        _ = files.chunk(slot, position: 0, count: 0, now: at(1)) { _ in true }
+        let (verified, effects) = files.verified(incomingKey(), size: 100_000, sha256: sha256)
+        #expect(verified != nil && effects.isEmpty)
+        let placed = files.placed(incomingKey(), at: directory + "/a.bin", failure: nil)
+        #expect(Self.words(placed) == ["verdict completed ", "completed 100000 at \(directory)/a.bin"])
+    }
+
+    @Test func aSenderThatCannotSeekStartsFromTheBeginning() throws {
+        var files = transfers()
+        _ = files.offered(slot, from: friend, kindIsData: true, size: 100_000, name: "a", sha256: sha256, now: at(0)) {
+            _, _ in false
+        }
+        let (partial, have, directory) = try partial(holding: 5000)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let accepted = files.accepted(incomingKey(), into: directory, partial: partial, have: have) { _, _ in false }
+        #expect(Self.words(accepted).contains("accepted at 0"))
+        #expect(partial.size == 0)
+    }
+
+    @Test func anOfferTooLargeOrOfAnotherKindIsRefusedAtOnce() {
+        var files = transfers()
+        let large = files.offered(
+            slot, from: friend, kindIsData: true, size: 2 << 20, name: "big", sha256: sha256, now: at(0)
+        ) { _, _ in true }
+        #expect(
+            Self.words(large) == [
+                "verdict refused the file is larger than 1048576 bytes", "control 7 cancel",
+                "refused offer: the file is larger than 1048576 bytes",
+            ])
+        let avatar = files.offered(
+            slot, from: friend, kindIsData: false, size: 10, name: "x", sha256: sha256, now: at(0)
+        ) {
+            _, _ in true
+        }
+        #expect(Self.words(avatar) == ["control 7 cancel"])
+        #expect(files.statuses.isEmpty)
+    }
+
+    @Test func anOfferLeftUnansweredIsRefusedAfterTheTimeout() {
+        var files = transfers()
+        _ = files.offered(slot, from: friend, kindIsData: true, size: 10, name: "a", sha256: sha256, now: at(0)) {
+            _, _ in true
+        }
+        #expect(files.expire(now: at(299)).isEmpty)
+        let expired = Self.words(files.expire(now: at(301)))
+        #expect(expired.first?.hasPrefix("verdict refused not answered within") == true)
+        #expect(expired.dropFirst().first == "control 7 cancel")
+        #expect(expired.last?.hasPrefix("cancelled not answered within") == true)
+    }
+
+    @Test func aCutReceiveIsInterruptedAndGoesOnWhenOfferedAgain() throws {
+        var files = transfers()
+        _ = files.offered(slot, from: friend, kindIsData: true, size: 100_000, name: "a", sha256: sha256, now: at(0)) {
+            _, _ in true
+        }
+        let (partial, _, directory) = try partial(holding: 0)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = files.accepted(incomingKey(), into: directory, partial: partial, have: 0) { _, _ in true }
+        _ = files.chunk(slot, position: 0, count: 2000, now: at(1)) { _ in true }
+        #expect(Self.words(files.linkDown(friend)) == ["interrupted"])
+        #expect(files.statuses.first?.phase == .interrupted)
+        var seeks: [UInt64] = []
+        let again = files.offered(
+            FileSlot(friend: 3, file: 11), from: friend, kindIsData: true, size: 100_000, name: "a", sha256: sha256,
+            now: at(30)
+        ) {
+            seeks.append($1)
+            return true
+        }
+        #expect(Self.words(again) == ["control 11 resume", "accepted at 2000", "activity"])
+        #expect(seeks == [2000])
+        // Stopping keeps the partial for next time.
+        #expect(Self.words(files.closeAll(reason: "stopped")) == ["keep partial", "failed: stopped"])
+    }
+}
