@@ -118,7 +118,7 @@ let package = Package(
             swiftSettings: strict),
         // Calls: RtcSignal, signaling providers, the call state machine and client.
         .target(
-            name: "RtcCalls", dependencies: ["RtcPeer", "RtcMedia", "RtcFileTransfer", "AsyncExtras"],
+            name: "RtcCalls", dependencies: ["RtcPeer", "RtcMedia", "RtcFileTransfer", "AsyncExtras", "CarrierLog"],
             swiftSettings: strict),
         // Sessions with friends: streams, channels and TCP port forwarding as data channels.
         .target(
@@ -297,7 +297,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RtcFileTransferTests",
-            dependencies: ["RtcFileTransfer", "FileSafety", "TestSupport"],
+            dependencies: ["RtcFileTransfer", "RtcPeer", "FileSafety", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "InteropTests",

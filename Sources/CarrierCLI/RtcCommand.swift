@@ -20,7 +20,8 @@ struct RtcCommand: Command {
           --send-file PATH     send a file over the data channel (binary file protocol,
                                docs/file-protocol.md) with progress on stderr, then say bye
           --receive-dir DIR    save files the peer sends into DIR (checked by SHA-256)
-          --echo               send every data-channel message back
+          --echo               send every application message on the data channel back
+                               (files still arrive as files)
           --media FILE         send the audio and video tracks of FILE: any file ffmpeg reads
                                (MP4, MKV, WebM, MOV, MP3, FLAC, WAV, Ogg, …); Opus and VP8
                                tracks go as they are, others are decoded and encoded

@@ -1,4 +1,5 @@
 import AsyncExtras
+import CarrierLog
 import Foundation
 import RtcFileTransfer
 import RtcMedia
@@ -12,15 +13,15 @@ actor CallSession {
     nonisolated let peerId: String
     private(set) var call: Call
     private var machine: CallMachine
-    private let peer: PeerConnection
+    let peer: PeerConnection
     private let provider: any SignalingProvider
-    private var media: CallMedia
-    /// The opened files to send, each handed to its sender when the call connects.
-    /// Files opened for the sections we send on, until their senders take them.
+    var media: CallMedia
+    /// Files opened for the sections we send on, until their senders take them
+    /// (each handed to its sender when the call connects).
     private var sources: [MediaKind: any MediaSource]
     /// The files still opening (`setMedia`); `startMedia` takes them.
     private var opening: Task<[MediaKind: any MediaSource], any Error>?
-    private let report: @Sendable (CallEvent) -> Void
+    let report: @Sendable (CallEvent) -> Void
     private let inputs: AsyncStream<CallMachine.Input>.Continuation
     private let inputStream: AsyncStream<CallMachine.Input>
     private var tasks: [Task<Void, Never>] = []
@@ -31,13 +32,15 @@ actor CallSession {
     private let recordingClock = RecordingClock()
     /// The call's WebM recording, when it records into one file.
     private var webm: WebmRecording?
-    private var endpoint: FileTransferEndpoint?
-    private var channelWaiters: [CheckedContinuation<FileTransferEndpoint?, Never>] = []
+    /// The file endpoint on the call's data channel, once it is there (`CallSession+DataChannel.swift`).
+    var endpoint: FileTransferEndpoint?
+    /// Who waits for that endpoint (a file or message to send before the channel came).
+    var channelWaiters: [CheckedContinuation<FileTransferEndpoint?, Never>] = []
     private let started = ContinuousClock.now
     private var setupStarted = ContinuousClock.now
     private(set) var setupMs: Double?
     private var failure: String?
-    private let options: Options
+    let options: Options
     /// Our description went out: candidates may follow (held until then, since a peer cannot use them before).
     private var described = false
     private var heldCandidates: [RtcSignal] = []
@@ -365,83 +368,10 @@ actor CallSession {
         return (sent, received)
     }
 
-    // MARK: Data channel and files
-
-    /// Data channels whose protocol starts with this belong to the application
-    /// (sessions), except the call's own file channel (`carrier-file/1`).
-    static let applicationChannelPrefix = "carrier-"
-
-    private func attach(_ channel: DataChannel, openedHere: Bool = false) {
-        let name = channel.parameters.protocol
-        if name.hasPrefix(Self.applicationChannelPrefix), name != FileTransferEndpoint.protocolName {
-            report(.dataChannel(callId: id, channel))
-            return
-        }
-        guard endpoint == nil else { return }
-        let callId = id
-        let report = report
-        let endpoint = FileTransferEndpoint(
-            channel: channel, receiveDirectory: media.receiveDirectory, echo: media.echo, peerOpened: !openedHere,
-            onProgress: { report(.fileProgress(callId: callId, $0)) },
-            onReceived: { report(.fileReceived(callId: callId, $0)) },
-            onMessage: { report(.message(callId: callId, $0)) })
-        self.endpoint = endpoint
-        Task { await endpoint.start() }
-        let waiters = channelWaiters
-        channelWaiters = []
-        for waiter in waiters { waiter.resume(returning: endpoint) }
-    }
-
-    /// Sends a file on the call's data channel once it is open, in the protocol
-    /// the configuration chooses: by default the binary one when the peer says
-    /// it speaks it, the reference peers' JSON chunks otherwise.
-    func sendFile(_ path: String) async throws -> FileTransferEndpoint.Outcome {
-        let endpoint = try await openEndpoint()
-        switch options.fileProtocol {
-        case .automatic:
-            // The peer's word that it speaks the binary protocol comes right after the
-            // channel opens; while the connection is down it cannot, so wait longer then.
-            var binary = await endpoint.waitForPeerProtocol()
-            while !binary, call.state == .disconnected {
-                binary = await endpoint.waitForPeerProtocol()
-            }
-            return binary ? try await endpoint.send(path: path) : try await endpoint.sendChunked(path: path)
-        case .binary: return try await endpoint.send(path: path)
-        case .chunked: return try await endpoint.sendChunked(path: path)
-        }
-    }
-
-    func cancelFiles() async { await endpoint?.cancel() }
-
-    /// Sends a text or binary message on the call's data channel once it is open.
-    func sendMessage(_ message: FileTransferEndpoint.Message) async throws {
-        let endpoint = try await openEndpoint()
-        switch message {
-        case .text(let text): try await endpoint.sendText(text)
-        case .binary(let bytes): try await endpoint.sendData(bytes)
-        }
-    }
-
-    /// The call's data channel endpoint, once open (waits for it).
-    private func openEndpoint() async throws -> FileTransferEndpoint {
-        var endpoint = self.endpoint
-        if endpoint == nil, call.state != .ended, !closing {
-            endpoint = await withCheckedContinuation { channelWaiters.append($0) }
-        }
-        guard let endpoint, await endpoint.waitUntilOpen() else { throw CallError.noDataChannel }
-        return endpoint
-    }
-
-    func openDataChannel(_ parameters: DataChannelParameters) async throws -> DataChannel {
-        guard call.state != .ended, !closing else { throw CallError.noSuchCall(id) }
-        guard call.options.contains(.data) else { throw CallError.noDataChannel }
-        return await peer.createDataChannel(parameters)
-    }
-
     // MARK: Close
 
     /// Set as `close` begins: from then on nothing may wait for the channel.
-    private var closing = false
+    var closing = false
 
     private func close() async {
         closing = true

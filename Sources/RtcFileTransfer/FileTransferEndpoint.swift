@@ -11,81 +11,11 @@ import RtcPeer
 /// and receives the reference peers' JSON chunks (`ChunkMessage`), and either
 /// side can cancel (`file-cancel`). Every file ends in exactly one outcome.
 public actor FileTransferEndpoint {
-    /// How far a transfer is, reported as it goes.
-    public struct Progress: Sendable {
-        /// The file's name, as offered.
-        public var name: String
-        /// Bytes done so far.
-        public var bytes: UInt64
-        /// The file's size.
-        public var total: UInt64
-        /// Whether we send it (or receive it).
-        public var sending: Bool
-    }
-
-    /// How a transfer ended: exactly one per file, on both sides.
-    public struct Outcome: Sendable, Equatable {
-        /// The file's name, as offered.
-        public var name: String
-        /// Bytes transferred.
-        public var bytes: UInt64
-        /// The SHA-256 of what was transferred, hex.
-        public var sha256: String
-        /// Whether the receiver has the whole file with the sender's hash.
-        public var ok: Bool
-        /// From the offer to the end.
-        public var seconds: Double
-        /// Where a received file was saved (nil when sent, or when it failed).
-        public var path: String?
-        /// One side cancelled the transfer.
-        public var cancelled = false
-        /// The size the sender announced, when one came (received files).
-        public var announcedBytes: UInt64?
-
-        /// Fewer bytes arrived than were announced: the transfer was cut short
-        /// (a closed channel, a lost connection), which is not a hash mismatch.
-        public var isIncomplete: Bool { announcedBytes.map { bytes < $0 } ?? false }
-
-        /// How it ended, in words: "sha256 ok", "incomplete: 1200 of 5000 bytes", "cancelled", "sha256 MISMATCH".
-        public var verdict: String {
-            if ok { return "sha256 ok" }
-            if cancelled { return "cancelled after \(bytes) bytes" }
-            if isIncomplete, let announcedBytes { return "incomplete: \(bytes) of \(announcedBytes) bytes" }
-            return "sha256 MISMATCH"
-        }
-    }
-
     /// An application message on the channel: text or bytes that are not part
     /// of a file transfer (the reference SDK's sendText / onReceiveMessage).
     public enum Message: Sendable, Equatable {
         case text(String)
         case binary([UInt8])
-    }
-
-    /// Why a file could not be sent.
-    public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
-        case busy
-        case unreadable(String)
-        case channelClosed
-        case protocolViolation(String)
-        case cancelled
-        /// The receiver said no at once (no receive directory, too large, busy).
-        case refused
-        /// No acknowledgement came within a time that scales with the size.
-        case noAcknowledgement(Duration)
-
-        /// What went wrong, in words for a log or a user.
-        public var description: String {
-            switch self {
-            case .cancelled: "the transfer was cancelled"
-            case .refused: "the receiver refused the file (it takes no files, the file is too large, or it is busy)"
-            case .noAcknowledgement(let wait): "no acknowledgement from the receiver within \(wait)"
-            case .busy: "a file is already being sent on this channel"
-            case .unreadable(let why): "cannot read the file: \(why)"
-            case .channelClosed: "the data channel closed before the transfer finished"
-            case .protocolViolation(let why): "file protocol: \(why)"
-            }
-        }
     }
 
     /// Messages are this large; the send buffer is kept between the two marks.
@@ -102,27 +32,26 @@ public actor FileTransferEndpoint {
     /// Largest file a receiver accepts unless told otherwise.
     public static let defaultMaxReceiveSize: UInt64 = 16 << 30
 
-    private let channel: DataChannel
+    private let channel: any MessageChannel
     private let receiveDirectory: String?
     private let maxReceiveSize: UInt64
-    private let echo: Bool
     private let onProgress: @Sendable (Progress) -> Void
     private let onReceived: @Sendable (Outcome) -> Void
-    private let onMessage: @Sendable (Message) -> Void
-    private var drainWaiter: CheckedContinuation<Void, Never>?
-    private var ackWaiter: CheckedContinuation<FileMessage?, Never>?
-    /// An ack that came while still sending: the receiver refused the file.
-    private var earlyAck: FileMessage?
+    /// The file going out, if one is (`BinarySender` or `ChunkedSender`).
+    private var binarySender: BinarySender?
+    private var chunkedSender: ChunkedSender?
+    /// The sender waits here for the buffer to drain or the ack; anything that
+    /// changes its state (drained, ack, cancel, close, timeout) wakes it.
+    private var sendWaiter: CheckedContinuation<Void, Never>?
     /// The binary protocol's file coming in, if one is.
     private var incoming: BinaryReceiver
-    private var sending = false
+    private var sending: Bool { binarySender != nil || chunkedSender != nil }
     private var closed = false
     private var openWaiters: [CheckedContinuation<Bool, Never>] = []
     private var reader: Task<Void, Never>?
-    private var cancelSending = false
     /// Files arriving as the reference peers' JSON chunks (only with a receive directory).
     private var chunked: ChunkedReceiver?
-    /// Control messages (hello, cancel, refusal, final ack, echo) that could not
+    /// Control messages (hello, cancel, refusal, final ack) that could not
     /// go out because the channel had closed (`sendControl`).
     public private(set) var controlMessagesUnsent = 0
     /// The peer said it speaks the binary file protocol (DCEP protocol, or its `file-protocol` message).
@@ -132,19 +61,19 @@ public actor FileTransferEndpoint {
     /// Chunked files received at once, at most.
     static let maxChunkedFiles = 4
 
-    /// An endpoint on an open data channel: files it receives go into `receiveDirectory` (none: refused), up to `maxReceiveSize`; `echo` sends text back; the callbacks report progress, received files and plain messages.
+    /// An endpoint on an open data channel: files it receives go into
+    /// `receiveDirectory` (none: refused), up to `maxReceiveSize`; the
+    /// callbacks report progress and received files. `peerOpened`: the peer
+    /// opened the channel (this side then says it speaks the binary protocol).
     public init(
-        channel: DataChannel, receiveDirectory: String? = nil, maxReceiveSize: UInt64 = defaultMaxReceiveSize,
-        echo: Bool = false, peerOpened: Bool = false, onProgress: @escaping @Sendable (Progress) -> Void = { _ in },
-        onReceived: @escaping @Sendable (Outcome) -> Void = { _ in },
-        onMessage: @escaping @Sendable (Message) -> Void = { _ in }
+        channel: any MessageChannel, receiveDirectory: String? = nil, maxReceiveSize: UInt64 = defaultMaxReceiveSize,
+        peerOpened: Bool = false, onProgress: @escaping @Sendable (Progress) -> Void = { _ in },
+        onReceived: @escaping @Sendable (Outcome) -> Void = { _ in }
     ) {
         self.peerOpened = peerOpened
-        self.onMessage = onMessage
         self.channel = channel
         self.receiveDirectory = receiveDirectory
         self.maxReceiveSize = maxReceiveSize
-        self.echo = echo
         self.onProgress = onProgress
         self.onReceived = onReceived
         incoming = BinaryReceiver(directory: receiveDirectory, maxSize: maxReceiveSize)
@@ -154,11 +83,13 @@ public actor FileTransferEndpoint {
         channel.bufferedAmountLowThreshold = Self.lowWater
     }
 
-    /// Starts reading the channel's events; call once. On a channel the peer
-    /// opened with `protocolName`, says that this side speaks it too.
-    public func start() {
+    /// Starts reading the channel's events; call once. What is not the file
+    /// protocols' goes to `onMessage`: the owner (a call) decides what the
+    /// application's messages are for. On a channel the peer opened with
+    /// `protocolName`, says that this side speaks it too.
+    public func start(onMessage: @escaping @Sendable (Message) async -> Void = { _ in }) {
         guard reader == nil else { return }
-        if peerOpened, channel.parameters.protocol == Self.protocolName {
+        if peerOpened, channel.protocolName == Self.protocolName {
             peerSpeaksBinary = true
             sendControl(Self.hello)
         }
@@ -166,7 +97,7 @@ public actor FileTransferEndpoint {
         reader = Task { [weak self] in
             for await event in events {
                 guard let self else { return }
-                await self.handle(event)
+                if let message = await self.take(event) { await onMessage(message) }
             }
             await self?.channelEnded()
         }
@@ -233,55 +164,43 @@ public actor FileTransferEndpoint {
     /// Sends a file and waits for the receiver's acknowledgement.
     public func send(path: String) async throws(TransferError) -> Outcome {
         guard !sending else { throw .busy }
-        sending = true
-        defer { sending = false }
-        let name = URL(fileURLWithPath: path).lastPathComponent
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.uint64Value,
-            let hashFile = BlockFile.openForReading(path), let file = BlockFile.openForReading(path)
-        else { throw .unreadable(path) }
+        let (name, size, file) = try Self.open(path)
         // Hash first: the header carries the SHA-256 the receiver checks against.
+        guard let hashFile = BlockFile.openForReading(path) else { throw .unreadable(path) }
         let digest = Sha256()
         do { try hashFile.forEachBlock(size: 1 << 20) { digest.update($0) } } catch {
             throw .unreadable("\(path): \(error.description)")
         }
         hashFile.close()
-        let sha256 = Sha256.hex(digest.finish())
+        binarySender = BinarySender(name: name, size: size, sha256: Sha256.hex(digest.finish()))
+        defer { binarySender = nil }
         let started = ContinuousClock.now
-        do {
-            try channel.send(FileMessage.header(name: name, size: size, sha256: sha256).json)
-            var sent: UInt64 = 0
-            var lastProgress = ContinuousClock.now
-            cancelSending = false
-            while sent < size {
-                try await paceOrStop(name)
-                let block = try Self.read(file, upTo: Self.chunkSize, path: path)
-                guard !block.isEmpty else { throw TransferError.unreadable("\(path) ended early") }
-                try channel.send(block)
-                sent += UInt64(block.count)
+        var lastProgress = started
+        while let step = binarySender?.next(buffered: channel.bufferedAmount) {
+            if case .waitForAck = step {
+                await waitForAck(name: name, total: size, within: binarySender?.ackWait ?? .seconds(60))
+                continue
+            }
+            if case .bytes(let count) = step {
+                let block = try Self.read(file, upTo: count, path: path)
+                guard !block.isEmpty else { throw .unreadable("\(path) ended early") }
+                do { try channel.send(block) } catch {
+                    binarySender?.channelClosed()
+                    continue
+                }
+                binarySender?.sent(block.count)
                 if ContinuousClock.now - lastProgress > .milliseconds(250) {
                     lastProgress = ContinuousClock.now
-                    reportSent(name: name, handed: sent, total: size)
+                    reportSent(name: name, handed: binarySender?.sent ?? 0, total: size)
                 }
+            } else if let result = try await carryOut(step) {
+                if result.ok { onProgress(Progress(name: name, bytes: result.bytes, total: size, sending: true)) }
+                return Outcome(
+                    name: name, bytes: result.bytes, sha256: result.sha256, ok: result.ok,
+                    seconds: seconds(since: started), path: nil)
             }
-        } catch let error as TransferError {
-            throw error
-        } catch {
-            throw .channelClosed
         }
-        // The receiver has the last byte once SCTP drains: a minute, plus a second per MB.
-        let wait = Duration.seconds(60) + .milliseconds(Int64(size / 1000))
-        var ack = earlyAck
-        earlyAck = nil
-        if ack == nil { ack = await waitForAck(name: name, total: size, within: wait) }
-        if cancelSending { throw .cancelled }
-        guard case .ack(_, let bytes, let theirHash, let ok)? = ack else {
-            throw closed ? .channelClosed : .noAcknowledgement(wait)
-        }
-        // A refusal (nothing taken, no hash), whether it came early or after the last byte.
-        if !ok, bytes == 0, theirHash.isEmpty, size > 0 { throw .refused }
-        return Outcome(
-            name: name, bytes: bytes, sha256: theirHash, ok: ok && theirHash == sha256 && bytes == size,
-            seconds: seconds(since: started), path: nil)
+        throw .cancelled  // not reached: the sender is set until this returns
     }
 
     /// Sends a file as the reference peers' JSON chunks (base64), paced like the
@@ -291,49 +210,64 @@ public actor FileTransferEndpoint {
         -> Outcome
     {
         guard !sending else { throw .busy }
-        sending = true
-        cancelSending = false
-        defer { sending = false }
-        let name = URL(fileURLWithPath: path).lastPathComponent
+        let (name, size, file) = try Self.open(path)
+        chunkedSender = ChunkedSender(name: name, size: size, mime: mime)
+        defer { chunkedSender = nil }
+        let started = ContinuousClock.now
+        var lastProgress = started
+        while let step = chunkedSender?.next(buffered: channel.bufferedAmount) {
+            if case .bytes(let count) = step {
+                let block = try Self.read(file, upTo: count, path: path)
+                guard let text = chunkedSender?.chunk(block) else { continue }
+                do { try channel.send(text) } catch {
+                    chunkedSender?.channelClosed()
+                    continue
+                }
+                let complete = chunkedSender?.isComplete ?? true
+                if ContinuousClock.now - lastProgress > .milliseconds(250) || complete {
+                    lastProgress = ContinuousClock.now
+                    onProgress(Progress(name: name, bytes: chunkedSender?.sent ?? 0, total: size, sending: true))
+                }
+            } else if let result = try await carryOut(step) {
+                return Outcome(
+                    name: name, bytes: result.bytes, sha256: result.sha256, ok: result.ok,
+                    seconds: seconds(since: started), path: nil)
+            }
+        }
+        throw .cancelled  // not reached: the sender is set until this returns
+    }
+
+    /// The file's name, size and an open handle, or why it cannot be sent.
+    private static func open(_ path: String) throws(TransferError) -> (String, UInt64, BlockFile) {
         guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.uint64Value,
             let file = BlockFile.openForReading(path)
         else { throw .unreadable(path) }
-        let fileId = UUID().uuidString.lowercased()
-        let digest = Sha256()
-        var sha256 = ""
-        let started = ContinuousClock.now
-        var sent: UInt64 = 0
-        var index = 0
-        var lastProgress = ContinuousClock.now
-        do {
-            while true {
-                try await paceOrStop(name)
-                let block = try Self.read(file, upTo: ChunkMessage.chunkSize, path: path)
-                digest.update(block)
-                sent += UInt64(block.count)
-                let last = sent >= size || block.isEmpty
-                var chunk = ChunkMessage(
-                    fileId: fileId, index: index, mime: mime, end: last, data: block,
-                    name: index == 0 ? name : nil, size: index == 0 ? size : nil)
-                if last {
-                    sha256 = Sha256.hex(digest.finish())
-                    chunk.sha256 = sha256
-                }
-                try channel.send(chunk.json)
-                index += 1
-                if ContinuousClock.now - lastProgress > .milliseconds(250) || last {
-                    lastProgress = ContinuousClock.now
-                    onProgress(Progress(name: name, bytes: sent, total: size, sending: true))
-                }
-                if last { break }
-            }
-        } catch let error as TransferError {
-            throw error
-        } catch {
-            throw .channelClosed
+        return (URL(fileURLWithPath: path).lastPathComponent, size, file)
+    }
+
+    /// Does a sender's step other than a block of the file (which the sender's
+    /// own loop reads and hands over); returns the result once the transfer is over.
+    private func carryOut(_ step: SendStep) async throws(TransferError) -> SendResult? {
+        switch step {
+        case .send(let text):
+            do { try channel.send(text) } catch { senderChannelClosed() }
+        case .tellPeer(let text):
+            sendControl(text)
+        case .bytes:
+            break  // the sender's loop handles it
+        case .waitForDrain:
+            await waitForDrain()
+        case .waitForAck:
+            break  // the binary sender's loop waits with its progress reports
+        case .finished(let result):
+            return try result.get()
         }
-        return Outcome(
-            name: name, bytes: sent, sha256: sha256, ok: sent == size, seconds: seconds(since: started), path: nil)
+        return nil
+    }
+
+    private func senderChannelClosed() {
+        binarySender?.channelClosed()
+        chunkedSender?.channelClosed()
     }
 
     private static func read(_ file: BlockFile, upTo count: Int, path: String) throws(TransferError) -> [UInt8] {
@@ -352,16 +286,16 @@ public actor FileTransferEndpoint {
     }
 
     private func stopSending() {
-        guard sending else { return }
-        cancelSending = true
-        drainWaiter?.resume()
-        drainWaiter = nil
-        ackWaiter?.resume(returning: nil)
-        ackWaiter = nil
+        binarySender?.cancel()
+        chunkedSender?.cancel()
+        wakeSender()
     }
 
-    /// Before each message: stop if the transfer was cancelled (telling the
-    /// peer), and wait while more than the high-water mark is buffered.
+    private func wakeSender() {
+        sendWaiter?.resume()
+        sendWaiter = nil
+    }
+
     /// Progress as the peer has it: bytes handed to the channel less those it may
     /// not have yet (the channel's buffer and SCTP's unacknowledged data). A
     /// sender that counted what it handed over printed 100% with 8 MB of 20 received.
@@ -370,16 +304,13 @@ public actor FileTransferEndpoint {
         onProgress(Progress(name: name, bytes: handed - min(handed, pending), total: total, sending: true))
     }
 
-    /// Waits for the receiver's ack, reporting progress while SCTP drains; the
-    /// last report is the whole file once the receiver confirmed it.
-    private func waitForAck(name: String, total: UInt64, within wait: Duration) async -> FileMessage? {
-        // Closed or cancelled before we got here: nothing would wake the wait
-        // (a hang-up at that moment left the sender waiting out its whole timeout).
-        guard !closed, !cancelSending else { return nil }
+    /// Waits for the receiver's ack (or a cancel, a close, the timeout),
+    /// reporting progress while SCTP drains.
+    private func waitForAck(name: String, total: UInt64, within wait: Duration) async {
         let timer = Task { [weak self] in
             try? await Task.sleep(for: wait)
             guard !Task.isCancelled else { return }
-            await self?.giveUpWaitingForAck()
+            await self?.ackWaitEnded()
         }
         defer { timer.cancel() }
         let reporter = Task { [weak self] in
@@ -389,38 +320,18 @@ public actor FileTransferEndpoint {
                 await self.reportSent(name: name, handed: total, total: total)
             }
         }
-        let ack = await withCheckedContinuation { ackWaiter = $0 }
+        await withCheckedContinuation { sendWaiter = $0 }
         reporter.cancel()
-        if case .ack(_, let bytes, _, true)? = ack {
-            onProgress(Progress(name: name, bytes: bytes, total: total, sending: true))
-        }
-        return ack
     }
 
-    private func giveUpWaitingForAck() {
-        ackWaiter?.resume(returning: nil)
-        ackWaiter = nil
-    }
-
-    private func paceOrStop(_ name: String) async throws(TransferError) {
-        while true {
-            if case .ack(_, _, _, false)? = earlyAck {
-                earlyAck = nil
-                throw .refused
-            }
-            if cancelSending {
-                sendControl(CancelMessage.json(name: name))
-                throw .cancelled
-            }
-            guard channel.bufferedAmount > Self.highWater else { return }
-            await waitForDrain()
-            if closed { throw .channelClosed }
-        }
+    private func ackWaitEnded() {
+        binarySender?.ackWaitEnded()
+        wakeSender()
     }
 
     private func waitForDrain() async {
         guard channel.bufferedAmount > Self.lowWater, !closed else { return }
-        await withCheckedContinuation { drainWaiter = $0 }
+        await withCheckedContinuation { sendWaiter = $0 }
     }
 
     /// Sends a message of the protocol's own (not file bytes). It fails only
@@ -430,37 +341,24 @@ public actor FileTransferEndpoint {
         do { try channel.send(text) } catch { controlMessagesUnsent += 1 }
     }
 
-    /// See `sendControl(_:)` (the echo of binary messages).
-    private func sendControl(_ bytes: [UInt8]) {
-        do { try channel.send(bytes) } catch { controlMessagesUnsent += 1 }
-    }
-
-    private func handle(_ event: DataChannel.Event) {
+    /// Handles one of the channel's events; returns it as the application's
+    /// message when it is not the file protocols' (text that is none of their
+    /// messages, or bytes outside a file being received).
+    private func take(_ event: DataChannel.Event) -> Message? {
         switch event {
         case .bufferedAmountLow:
-            drainWaiter?.resume()
-            drainWaiter = nil
+            wakeSender()
         case .text(let text):
             if text == Self.hello {
                 peerSpeaksBinary = true
                 releaseHelloWaiters()
-                return
-            }
-            if echo {
-                sendControl(text)
-                return
+                return nil
             }
             switch FileMessage(json: text) {
-            case .ack?:
-                if let ackWaiter {
-                    ackWaiter.resume(returning: FileMessage(json: text))
-                    self.ackWaiter = nil
-                } else if sending {
-                    // Before the last byte: a refusal (or a cut-short receive) the sender stops for.
-                    earlyAck = FileMessage(json: text)
-                    drainWaiter?.resume()
-                    drainWaiter = nil
-                }
+            case .ack(let name, let size, let sha256, let ok)?:
+                // Before the last byte: a refusal (or a cut-short receive) the sender stops for.
+                binarySender?.acknowledged(.ack(name: name, size: size, sha256: sha256, ok: ok))
+                wakeSender()
             case .header(let name, let size, let sha256)?:
                 carryOut(incoming.header(name: name, size: size, sha256: sha256))
             case nil:
@@ -469,31 +367,27 @@ public actor FileTransferEndpoint {
                 } else if CancelMessage.isCancel(text) {
                     peerCancelled()
                 } else {
-                    onMessage(.text(text))  // not the file protocol's: the application's
+                    return .text(text)  // not the file protocol's: the application's
                 }
             }
         case .binary(let bytes):
-            if echo {
-                sendControl(bytes)
-                return
-            }
             // Bytes belong to the file being received; outside a transfer, to the application.
-            if incoming.receivingName != nil { carryOut(incoming.bytes(bytes)) } else { onMessage(.binary(bytes)) }
+            guard incoming.receivingName != nil else { return .binary(bytes) }
+            carryOut(incoming.bytes(bytes))
         case .open:
             releaseOpenWaiters(true)
         case .closed:
             channelEnded()
         }
+        return nil
     }
 
     private func channelEnded() {
         closed = true
         releaseOpenWaiters(false)
         releaseHelloWaiters()
-        drainWaiter?.resume()
-        drainWaiter = nil
-        ackWaiter?.resume(returning: nil)
-        ackWaiter = nil
+        senderChannelClosed()
+        wakeSender()
         carryOut(incoming.abort(cancelled: false, tellPeer: false))
         abortChunked(cancelled: false)
     }

@@ -4,6 +4,7 @@ import RtcSCTP
 // How a channel delivers is part of this layer's API (the W3C RTCDataChannelInit),
 // though SCTP's DCEP defines it: callers of the peer connection need not import SCTP.
 @_exported import struct RtcSCTP.DataChannelParameters
+@_exported import enum RtcSCTP.DataChannelError
 
 /// A WebRTC data channel (the RTCDataChannel of the W3C API). Sends go
 /// straight to SCTP; events arrive on `events`.
