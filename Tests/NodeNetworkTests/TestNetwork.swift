@@ -35,7 +35,7 @@ struct TestNetwork: Sendable {
         let root = NSTemporaryDirectory() + "carrier-net-\(getpid())-\(UUID().uuidString.prefix(8))"
         var bootstrapOptions = CarrierOptions()
         bootstrapOptions.loopbackOnly = true
-        bootstrapOptions.tcpRelayPort = try freeTCPPort()
+        bootstrapOptions.tcpRelayPort = try FreePort.tcp()
         let bootstrap = try Carrier(options: bootstrapOptions)
         let entry = try #require(await bootstrap.bootstrapEntry())
         try await bootstrap.start()
@@ -75,23 +75,6 @@ struct TestNetwork: Sendable {
         try await accepter.acceptFriend(requesterId)
         #expect(await requester.waitUntilConnected(to: accepter.userId, timeout: .seconds(90)))
         #expect(await accepter.waitUntilConnected(to: requesterId, timeout: .seconds(90)))
-    }
-
-    static func freeTCPPort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
-        }
-        try #require(bound, "cannot find a free TCP port")
-        return UInt16(bigEndian: address.sin_port)
     }
 }
 

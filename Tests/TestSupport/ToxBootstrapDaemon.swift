@@ -18,7 +18,7 @@ public final class ToxBootstrapDaemon: @unchecked Sendable {
 
     public init() async throws {
         directory = temporaryDirectory("tox-bootstrapd")
-        port = try Self.freePort()
+        port = try FreePort.udpAndTcp()
         let config = """
             port = \(port)
             keys_file_path = "\(directory)/keys"
@@ -69,31 +69,6 @@ public final class ToxBootstrapDaemon: @unchecked Sendable {
         self.child = nil
     }
 
-    /// A port free on 127.0.0.1 for UDP and TCP at the moment of asking.
-    static func freePort() throws -> UInt16 {
-        for _ in 0..<50 {
-            let port = UInt16.random(in: 40000...49999)
-            if canBind(port, type: Int32(SOCK_DGRAM.rawValue)), canBind(port, type: Int32(SOCK_STREAM.rawValue)) {
-                return port
-            }
-        }
-        throw POSIXError(.EADDRINUSE, "no free port")
-    }
-
-    private static func canBind(_ port: UInt16, type: Int32) -> Bool {
-        let fd = socket(AF_INET, type, 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = INADDR_ANY
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
 }
 
 extension POSIXError {
