@@ -21,7 +21,8 @@ and the CALLS go by sooner.
 Usage: soak_callers.py CARRIER_BINARY
 Environment: CALLS (200), CALLERS (1), LIMIT_KB (2048), MINUTES (0: no time
 limit; with MINUTES the calls go on until that much time has passed, CALLS
-ignored).
+ignored), BOT_WRAPPER (a command the bot runs under, e.g. "heaptrack -o
+/tmp/bot" to see what its heap holds at the end).
 """
 import json
 import os
@@ -42,6 +43,7 @@ CALLS = int(os.environ.get("CALLS", "200"))
 CALLERS = int(os.environ.get("CALLERS", "1"))
 MINUTES = float(os.environ.get("MINUTES", "0"))
 LIMIT_KB = int(os.environ.get("LIMIT_KB", "2048"))
+WRAPPER = os.environ.get("BOT_WRAPPER", "").split()
 WARM_UP = 10
 LOCAL = ["--loopback"]
 ICE = ["--host-ip", "127.0.0.1"]
@@ -65,7 +67,7 @@ def main():
         with open(payload, "wb") as out:
             out.write(os.urandom(200_000))
         info = json.loads(run("id", "--json", "--data", bot).stdout.strip().splitlines()[-1])
-        listener = Lines([CARRIER, "listen", "--accept-friends", "--answer", "--record", os.path.join(work, "rec"),
+        listener = Lines([*WRAPPER, CARRIER, "listen", "--accept-friends", "--answer", "--record", os.path.join(work, "rec"),
                           "--receive-dir", os.path.join(work, "in"), *ICE, "--json", "--data", bot, *common])
         for caller in callers:
             befriend = run("friend", "add", info["address"], "--wait", "120", "--json", "--data", caller, *common)
