@@ -3,8 +3,9 @@ import Foundation
 
 /// What this process holds now, for the daemon's `status` (a bot that runs
 /// for weeks is watched by these): threads, open descriptors, resident
-/// memory, and the heap in use (glibc's count of allocated blocks, which
-/// unlike the resident size does not move with the allocator's pools).
+/// memory, and the heap in use (glibc's count of allocated blocks, mapped
+/// ones included, which unlike the resident size does not move with the
+/// allocator's pools).
 enum ProcessResources {
     static func snapshot() -> [String: any Sendable] {
         var object: [String: any Sendable] = [

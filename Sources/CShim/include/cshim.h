@@ -22,7 +22,8 @@ uint32_t cshim_crc32c_update_table(uint32_t crc, const void *data, size_t length
 // Whether cshim_crc32c_update uses the CPU instruction (for benchmarks and logs).
 bool cshim_crc32c_is_hardware(void);
 
-// Heap bytes in use (glibc's mallinfo2 uordblks): for tests that look for
+// Heap bytes in use (glibc's mallinfo2: uordblks, blocks on the heap, plus
+// hblkhd, blocks mapped on their own): for tests and soaks that look for
 // leaks, steadier than the resident size (which moves with malloc's pools).
 size_t cshim_heap_bytes_in_use(void);
 
