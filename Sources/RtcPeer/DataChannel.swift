@@ -1,10 +1,11 @@
 import Foundation
 import RtcSCTP
 
-// How a channel delivers is part of this layer's API (the W3C RTCDataChannelInit),
-// though SCTP's DCEP defines it: callers of the peer connection need not import SCTP.
-@_exported import struct RtcSCTP.DataChannelParameters
+// How a channel delivers (the W3C RTCDataChannelInit) and how a send fails are
+// part of this layer's API, though SCTP defines them: callers of the peer
+// connection need not import SCTP.
 @_exported import enum RtcSCTP.DataChannelError
+@_exported import struct RtcSCTP.DataChannelParameters
 
 /// A WebRTC data channel (the RTCDataChannel of the W3C API). Sends go
 /// straight to SCTP; events arrive on `events`.

@@ -137,6 +137,7 @@ import Testing
         #expect(pipeline.isWaiting)
         let flushed = pipeline.flush()
         #expect(Self.feedback(flushed).isEmpty && Self.pictures(flushed).isEmpty)
-        #expect(pipeline.stats.packetsLost == 1 && pipeline.stats.framesDropped >= 2)  // the broken keyframe, the frame after it
+        // Dropped: the broken keyframe and the frame after it.
+        #expect(pipeline.stats.packetsLost == 1 && pipeline.stats.framesDropped >= 2)
     }
 }
