@@ -99,7 +99,7 @@ public final class PostgresServer: @unchecked Sendable {
     private static func makeTemporaryDirectory(_ template: String) -> String? {
         var bytes = Array(template.utf8CString)
         guard mkdtemp(&bytes) != nil else { return nil }
-        return String(cString: bytes)
+        return String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
