@@ -44,7 +44,8 @@ public enum FreePort {
         }
     }
 
-    private static func loopback(port: UInt16) -> sockaddr_in {
+    /// 127.0.0.1:`port` as a socket address (also the relay's, `UdpRelay`).
+    static func loopback(port: UInt16) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian

@@ -233,7 +233,7 @@ public final class UdpRelay: @unchecked Sendable {
     private func forward(_ bytes: [UInt8], from side: Side) {
         let (socket, port) = lock.withLock { (mappings[side.rawValue], realPorts[side.other.rawValue]) }
         guard let port else { return }
-        var address = Self.loopback(port: port)
+        var address = FreePort.loopback(port: port)
         let sent = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 sendto(socket, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -249,7 +249,7 @@ public final class UdpRelay: @unchecked Sendable {
     private static func openSocket() throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { throw RelayError("socket: errno \(errno)") }
-        var address = loopback(port: 0)
+        var address = FreePort.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -264,14 +264,6 @@ public final class UdpRelay: @unchecked Sendable {
             _ = setsockopt(fd, SOL_SOCKET, option, &size, socklen_t(MemoryLayout<Int32>.size))
         }
         return fd
-    }
-
-    private static func loopback(port: UInt16) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
     }
 
     private static func port(of fd: Int32) -> UInt16 {
