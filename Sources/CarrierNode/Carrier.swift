@@ -137,6 +137,10 @@ public actor Carrier {
     /// Creates the node and its identity (loaded from the data directory, or
     /// new, or imported from `options.secretKey`) without going online.
     public init(options: CarrierOptions) throws(CarrierError) {
+        // Checked before the lock is taken and toxcore made: a throw after them would leak both.
+        if let secretKey = options.secretKey, secretKey.count != 32 {
+            throw .invalidArgument("a secret key is 32 bytes, got \(secretKey.count)")
+        }
         OpenSSLLifetime.keepThroughExit()
         self.options = options
         files = FriendFileTransfers(
@@ -150,11 +154,8 @@ public actor Carrier {
             saved = try store?.load()
             tox = try Self.makeTox(options: options, saved: saved)
         } catch {
-            if let lockFd { close(lockFd) }
+            if let lockFd { NodeStore.unlock(lockFd) }
             throw error
-        }
-        if let secretKey = options.secretKey, secretKey.count != 32 {
-            throw .invalidArgument("a secret key is 32 bytes, got \(secretKey.count)")
         }
         var key = [UInt8](repeating: 0, count: 32)
         tox_self_get_public_key(tox, &key)
@@ -230,7 +231,7 @@ public actor Carrier {
             address: address(), secretKey: exportSecretKey(), info: selfInfo, presence: presence())
         killed = true
         tox_kill(tox)
-        if let lockFd { close(lockFd) }
+        if let lockFd { NodeStore.unlock(lockFd) }
         hub.finish()
         for var extensionHub in extensionHubs.values { extensionHub.finish() }
         extensionHubs = [:]

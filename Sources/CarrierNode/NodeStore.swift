@@ -62,6 +62,17 @@ struct NodeStore {
         return fd
     }
 
+    /// Releases the lock taken by `lock()` and closes its descriptor.
+    ///
+    /// `LOCK_UN` first: a flock belongs to the open file description, and a child
+    /// that some other thread forks holds a copy of the descriptor until it execs
+    /// (O_CLOEXEC closes it only then), so `close` alone could leave the directory
+    /// locked for that moment and a node started right after would be refused.
+    static func unlock(_ fd: Int32) {
+        _ = flock(fd, LOCK_UN)
+        close(fd)
+    }
+
     /// The saved state, or nil when the directory holds none yet.
     func load() throws(CarrierError) -> Contents? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }

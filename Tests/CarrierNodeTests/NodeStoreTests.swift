@@ -38,4 +38,19 @@ import Testing
         try Data(bytes.prefix(60)).write(to: URL(fileURLWithPath: store.path))
         #expect(throws: CarrierError.self) { try store.load() }
     }
+
+    /// A child forked by another thread keeps a copy of the lock's descriptor until
+    /// it execs; releasing the lock must not wait for that copy to close.
+    @Test func unlockReleasesTheDirectoryWhileACopyOfTheDescriptorLives() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = NodeStore(directory: directory)
+        let fd = try store.lock()
+        let childsCopy = dup(fd)
+        defer { close(childsCopy) }
+        #expect(throws: CarrierError.self) { try store.lock() }
+        NodeStore.unlock(fd)
+        let again = try store.lock()
+        NodeStore.unlock(again)
+    }
 }
