@@ -22,7 +22,7 @@ let package = Package(
         .library(name: "CarrierNode", targets: ["CarrierNode"]),
         .library(name: "ExpressServer", targets: ["ExpressServer"]),
         // Calls between friends: the call stack signaled over the node.
-        .library(name: "CarrierCalls", targets: ["RtcCalls", "CarrierSessions", "CarrierSignaling"]),
+        .library(name: "CarrierCalls", targets: ["RtcCalls", "CarrierSessions", "CarrierSignaling", "CarrierFiles"]),
         // The call stack; grows layer by layer (transport, media, calls).
         .library(
             name: "CarrierRTC",
@@ -129,6 +129,14 @@ let package = Package(
             name: "CarrierSignaling",
             dependencies: ["CarrierNode", "RtcCalls", "RtcPeer", "CarrierSessions", "CarrierLog", "AsyncExtras"],
             swiftSettings: strict),
+        // Files between friends: a direct session when it connects, toxcore's file transfer when not.
+        .target(
+            name: "CarrierFiles",
+            dependencies: [
+                "CarrierNode", "CarrierSessions", "RtcFileTransfer", "RtcPeer", "FileSafety", "CarrierLog",
+                "AsyncExtras",
+            ],
+            swiftSettings: strict),
 
         // Load for Express nodes (make bench): signed deposits and pulls from many threads.
         .executableTarget(name: "ExpressLoad", dependencies: ["CarrierNode", "AsyncExtras"], swiftSettings: strict),
@@ -138,7 +146,8 @@ let package = Package(
             name: "CarrierCLI",
             dependencies: [
                 "CarrierNode", "ExpressServer", "RtcPeer", "RtcCodecs", "RtcMediaFiles", "RtcMedia",
-                "RtcFileTransfer", "RtcCalls", "CarrierSessions", "CarrierSignaling", "CarrierLog", "AsyncExtras",
+                "RtcFileTransfer", "RtcCalls", "CarrierSessions", "CarrierSignaling", "CarrierFiles", "CarrierLog",
+                "AsyncExtras",
                 "FileSafety",
                 "CShim",
             ],

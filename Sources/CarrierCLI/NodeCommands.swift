@@ -1,8 +1,10 @@
+import CarrierFiles
 import CarrierNode
 import CarrierSessions
 import CarrierSignaling
 import Foundation
 import RtcCalls
+import RtcFileTransfer
 
 struct NodeCommand: Command {
     static let name = "node"
@@ -48,7 +50,7 @@ struct ListenCommand: Command {
     static let daemonUse = DaemonUse.exclusive
     static let summary = "go online and print every event until Ctrl-C"
     static let help = """
-        Usage: carrier listen [--accept-friends] [--receive-dir DIR] [--answer [call options]]
+        Usage: carrier listen [--accept-friends] [--receive-dir DIR [--toxcore-files]] [--answer [call options]]
                               [--sessions [--echo]] [--service NAME=HOST:PORT[@USERID,…]]…
 
         Goes online and prints each event (friend requests, connections, messages,
@@ -59,7 +61,11 @@ struct ListenCommand: Command {
           --accept-friends     accept every friend request
           --receive-dir DIR    accept files friends send (`carrier send-file`, and over
                                a call's data channel) into DIR; a cut transfer resumes
-                               from DIR/.carrier-partial/, no file is overwritten
+                               from DIR/.carrier-partial/, no file is overwritten. Files
+                               come over a direct session when the sender's node opens
+                               one (events with "via": "direct"), over toxcore otherwise
+            --toxcore-files    take files over toxcore only, as a node without the
+                               direct path does
           --answer             answer friends' calls (several at once), with:
             --record DIR       record each call into DIR/CALLID/ (audio.wav, video.ivf, …);
                                --record NAME.webm: each call into NAME-CALLID.webm
@@ -88,7 +94,9 @@ struct ListenCommand: Command {
         each ended call prints a summary. Session events: sessionOpened,
         sessionStream, sessionEnded, serviceConnection.
         """
-    static let flags: Set<String> = ["--accept-friends", "--answer", "--loop", "--sessions", "--echo"]
+    static let flags: Set<String> = [
+        "--accept-friends", "--answer", "--loop", "--sessions", "--echo", "--toxcore-files",
+    ]
     static let valued: Set<String> = Set([
         "--record", "--record-formats", "--receive-dir", "--audio", "--video", "--host-ip", "--recovery", "--media",
         "--start", "--service",
@@ -111,7 +119,10 @@ struct ListenCommand: Command {
         let configuration = try CallOptions.client(arguments, global)
         let services = try arguments.all("--service").map(ServiceSpec.parse)
         let sessions = arguments.flag("--sessions") || !services.isEmpty
-        let sessionConfiguration = try SessionOptions.configuration(arguments, global)
+        var sessionConfiguration = try SessionOptions.configuration(arguments, global)
+        // Files come over a session when the sender's node opens one (refused over it without --receive-dir).
+        let directFiles = (receiveDirectory != nil || sessions) && !arguments.flag("--toxcore-files")
+        if directFiles { sessionConfiguration.applicationProtocols.insert(FriendFileMessage.protocolName) }
         return try await global.withOnlineNode { node in
             let context = DaemonContext(node: node, network: global)
             let control: ControlServer?
@@ -124,14 +135,20 @@ struct ListenCommand: Command {
                 control = nil
             }
             var sessionListener: SessionListener?
-            if sessions {
+            var manager: SessionManager?
+            if sessions || receiveDirectory != nil {
                 let tap = try await context.signaling(SessionManager.extensionName).tap(answering: true)
-                let manager = await SessionManager.start(on: node, signaling: tap, configuration: sessionConfiguration)
+                manager = await SessionManager.start(on: node, signaling: tap, configuration: sessionConfiguration)
+            }
+            if sessions, let manager {
                 sessionListener = await SessionListener(
                     manager: manager,
                     services: services, receiveDirectory: receiveDirectory, echo: arguments.flag("--echo"),
                     output: global.output)
             }
+            let files = FriendFiles(node: node, sessions: manager)
+            await files.start()
+            let fileEvents = await files.events()
             var answering: CallAnswerer?
             if answer {
                 let provider = try await context.signaling(CarrierSignalingProvider.extensionName).tap(answering: true)
@@ -157,24 +174,39 @@ struct ListenCommand: Command {
             let printer = Task {
                 for await event in events {
                     let (text, json) = EventFormatter.describe(event)
-                    if !asDaemon { output.result(text, json) }
+                    if !asDaemon {
+                        if case .file = event {
+                            output.result(text, json.merging(["via": "toxcore"]) { a, _ in a })
+                        } else {
+                            output.result(text, json)
+                        }
+                    }
                     switch event {
                     case .friendRequest(let from, _, _, _) where acceptFriends:
                         do { try await node.acceptFriend(from) } catch { output.log("cannot accept \(from): \(error)") }
                     case .inviteRequest(let invite):
                         try? await node.replyInvite(invite, status: 0)
-                    case .file(.offered(let offer)):
-                        do {
-                            if let receiveDirectory {
-                                try await node.acceptFile(offer.key, into: receiveDirectory)
-                            } else {
-                                try await node.refuseFile(offer.key, reason: "this node takes no files")
-                            }
-                        } catch {
-                            output.log("cannot take \(offer.name): \(error)")
-                            try? await node.refuseFile(offer.key, reason: "\(error)")
-                        }
                     default: break
+                    }
+                }
+            }
+            // Files on both paths: toxcore's events are printed above, the direct path's here.
+            let fileTaker = Task {
+                for await event in fileEvents {
+                    if event.path == .direct, !asDaemon {
+                        let (text, json) = EventFormatter.describe(event.event)
+                        output.result(text + " (direct)", json.merging(["via": "direct"]) { a, _ in a })
+                    }
+                    guard case .offered(let offer) = event.event else { continue }
+                    do {
+                        if let receiveDirectory {
+                            try await files.accept(offer.key, into: receiveDirectory)
+                        } else {
+                            try await files.refuse(offer.key, reason: "this node takes no files")
+                        }
+                    } catch {
+                        output.log("cannot take \(offer.name): \(error)")
+                        try? await files.refuse(offer.key, reason: "\(error)")
                     }
                 }
             }
@@ -183,9 +215,12 @@ struct ListenCommand: Command {
             control?.stop()
             await answering?.stop()
             await sessionListener?.stop()
+            await files.stop()
+            if sessionListener == nil { await manager?.stop() }
             await context.stop()
             await node.stop()
             await printer.value
+            await fileTaker.value
             return 0
         }
     }

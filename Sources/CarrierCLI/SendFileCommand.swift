@@ -1,26 +1,42 @@
+import CarrierFiles
 import CarrierNode
+import CarrierSessions
 import Foundation
 
 struct SendFileCommand: Command {
     static let name = "send-file"
     static let daemonUse = DaemonUse.routed
-    static let summary = "send a file to a friend over the node (resumable), with progress"
+    static let summary = "send a file to a friend: directly when it can, over the node otherwise (resumable)"
     static let help = """
-        Usage: carrier send-file USERID PATH [--name NAME] [--timeout SECONDS]
+        Usage: carrier send-file USERID PATH [--name NAME] [--timeout SECONDS] [--toxcore]
+                                 [--connect-timeout S] [session options]
 
         Goes online, offers PATH to the friend (its SHA-256 goes along), waits for
         the friend to accept it (`carrier listen --receive-dir DIR` accepts), sends
         it with a progress bar on stderr, and waits for the receiver's check of
-        size and SHA-256. A transfer cut by a disconnect resumes from the bytes the
-        receiver has when the friend is back; run the command again after a
-        restart and it resumes too. Prints a final line (with --json: a JSON
-        object with bytes, seconds, MBps, sha256, sha256Match). Exit 0 when the
-        receiver confirmed the file, 1 when it refused, cancelled or failed.
+        size and SHA-256. The bytes go over a direct session with the friend
+        (ICE, DTLS, SCTP: link speed) when one connects, and over toxcore's file
+        transfer when none does within --connect-timeout, when the friend's node
+        takes no files that way, or when the session breaks part-way. A transfer
+        cut on either path resumes from the bytes the receiver has, on either
+        path; run the command again after a restart and it resumes too. Prints a
+        final line (with --json: a JSON object with bytes, seconds, MBps, sha256,
+        sha256Match, path). Exit 0 when the receiver confirmed the file, 1 when it
+        refused, cancelled or failed.
 
-          --name NAME        the name the friend sees (default: PATH's last component)
-          --timeout SECONDS  give up after this long in all (default 600)
+          --name NAME           the name the friend sees (default: PATH's last component)
+          --timeout SECONDS     give up after this long in all (default 600)
+          --toxcore             toxcore's file transfer only (no session)
+          --connect-timeout S   how long a session may take before toxcore carries
+                                the file (default 10)
+          --recovery S          when the session's connection is lost, restart ICE for
+                                up to S seconds before toxcore carries the rest (default 30)
+          --host-ip IP          gather ICE candidates on IP only (127.0.0.1 for local tests)
+        \(IceServerOptions.help)
         """
-    static let valued: Set<String> = ["--name", "--timeout"]
+    static let flags: Set<String> = ["--toxcore"]
+    static let valued: Set<String> = Set(["--name", "--timeout", "--connect-timeout", "--recovery", "--host-ip"])
+        .union(IceServerOptions.valued)
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
         let values = try arguments.positionals(2...2, usage: "carrier send-file USERID PATH")
@@ -28,14 +44,33 @@ struct SendFileCommand: Command {
         let path = arguments.resolve(values[1])
         let timeout = try arguments.seconds("--timeout", default: 600)
         let name = arguments.value("--name")
+        var filesConfiguration = FriendFiles.Configuration()
+        filesConfiguration.direct = !arguments.flag("--toxcore")
+        filesConfiguration.connectTimeout = try arguments.seconds("--connect-timeout", default: 10)
+        var sessionConfiguration = try SessionOptions.configuration(arguments, global)
+        sessionConfiguration.acceptsSessions = false
         return try await global.withOnlineNode { node in
             guard await node.isFriend(friend) else { throw CarrierError.notFriend(friend.description) }
-            let events = await node.events()
-            let key = try await node.sendFile(at: path, to: friend, name: name)
+            let sessions =
+                filesConfiguration.direct
+                ? try await global.sessionManager(on: node, configuration: sessionConfiguration) : nil
+            let files = FriendFiles(node: node, sessions: sessions, configuration: filesConfiguration)
+            await files.start()
+            let events = await files.events()
             let output = global.output
-            output.log("offering \(path) (sha256 \(key.sha256Hex)) to \(friend)…")
-            let outcome = await waitForEnd(of: key, events: events, timeout: timeout, output: output, node: node)
-            return report(outcome, key: key, output: output)
+            let outcome: Outcome
+            do {
+                let key = try await files.send(at: path, to: friend, name: name)
+                output.log("offering \(path) (sha256 \(key.sha256Hex)) to \(friend)…")
+                outcome = await waitForEnd(of: key, events: events, timeout: timeout, output: output, files: files)
+                await files.stop()
+                await sessions?.stop()
+                return report(outcome, key: key, output: output)
+            } catch {
+                await files.stop()
+                await sessions?.stop()
+                throw error
+            }
         }
     }
 
@@ -44,26 +79,32 @@ struct SendFileCommand: Command {
         var bytes: UInt64 = 0
         var started: ContinuousClock.Instant?
         var ended = ContinuousClock.now
+        /// The path of the last bytes (the one that finished).
+        var path = FilePath.toxcore
     }
 
     static func waitForEnd(
-        of key: FileTransferKey, events: AsyncStream<CarrierEvent>, timeout: Duration, output: Output, node: Carrier
+        of key: FileTransferKey, events: AsyncStream<FriendFileEvent>, timeout: Duration, output: Output,
+        files: FriendFiles
     ) async -> Outcome {
         let watcher = Task { () -> Outcome in
             var outcome = Outcome(result: .failed("the node stopped"))
             var bar = ProgressBar(output: output)
             for await event in events {
-                guard case .file(let fileEvent) = event, fileEvent.key == key else { continue }
+                let fileEvent = event.event
+                guard fileEvent.key == key else { continue }
+                outcome.path = event.path
                 switch fileEvent {
                 case .accepted(_, let offset):
+                    if outcome.started == nil { outcome.bytes = offset }
                     outcome.started = outcome.started ?? .now
-                    outcome.bytes = offset
-                    output.log("accepted\(offset > 0 ? "" : ""); sending")
+                    let via = event.path == .direct ? "a direct session" : "toxcore"
+                    output.log("accepted\(offset > 0 ? " at byte \(offset)" : ""); sending over \(via)")
                 case .progress(_, let bytes, let total):
                     bar.show(bytes: bytes, total: total)
                 case .interrupted(_, let reason):
                     bar.finish()
-                    output.log("interrupted: \(reason); waiting for the friend to come back")
+                    output.log("interrupted: \(reason)")
                 case .paused(_, let byPeer):
                     output.log("paused by \(byPeer ? "the friend" : "us")")
                 case .resumed:
@@ -81,12 +122,12 @@ struct SendFileCommand: Command {
         }
         let timer = Task {
             try await Task.sleep(for: timeout)
-            try? await node.cancelFile(key)
+            try? await files.cancel(key)
             output.log("error: no end within \(timeout); cancelled")
         }
         let cancel = Task {
             await Termination.wait()
-            try? await node.cancelFile(key)
+            try? await files.cancel(key)
         }
         let outcome = await watcher.value
         timer.cancel()
@@ -101,10 +142,11 @@ struct SendFileCommand: Command {
             let moved = Double(bytes - min(outcome.bytes, bytes))
             let rate = seconds > 0 ? moved / seconds / 1e6 : 0
             output.result(
-                "sent \(bytes) bytes in \(String(format: "%.2f", seconds)) s (\(String(format: "%.2f", rate)) MB/s); the receiver's SHA-256 matches",
+                "sent \(bytes) bytes in \(String(format: "%.2f", seconds)) s (\(String(format: "%.2f", rate)) MB/s) over \(outcome.path == .direct ? "a direct session" : "toxcore"); the receiver's SHA-256 matches",
                 [
                     "bytes": bytes, "seconds": (seconds * 1000).rounded() / 1000, "MBps": (rate * 100).rounded() / 100,
                     "sha256": key.sha256Hex, "sha256Match": true, "resumedAt": outcome.bytes,
+                    "path": outcome.path.rawValue,
                 ])
             return 0
         case .cancelled(let byPeer, let reason):

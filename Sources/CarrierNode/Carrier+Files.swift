@@ -283,7 +283,9 @@ extension Carrier {
         carryOut(files.closeAll(reason: reason))
     }
 
-    static func freeBytes(_ directory: String) -> UInt64? {
+    /// Bytes free for an unprivileged user on the file system of `directory`
+    /// (or of its nearest existing parent); nil if it cannot be asked.
+    public static func freeBytes(_ directory: String) -> UInt64? {
         var info = statvfs()
         var path = directory
         // The directory may not exist yet: ask about the nearest one that does.

@@ -33,6 +33,13 @@ public struct FileOffer: Equatable, Sendable {
     public var name: String
     /// The file's size in bytes.
     public var size: UInt64
+
+    /// An offer (`name` already made safe).
+    public init(key: FileTransferKey, name: String, size: UInt64) {
+        self.key = key
+        self.name = name
+        self.size = size
+    }
 }
 
 /// What happens to a transfer, in order. Every transfer ends with exactly one

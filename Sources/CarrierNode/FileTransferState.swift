@@ -52,15 +52,17 @@ struct IncomingFile {
 /// The bytes received so far, in `DIR/.carrier-partial/`, named after the
 /// sender and the file's SHA-256 so a transfer offered again (after a
 /// disconnect, or a restart of either side) finds them and resumes.
-struct PartialFile {
-    static let folder = ".carrier-partial"
-    let path: String
+public struct PartialFile {
+    /// The folder in the receive directory that holds partial files.
+    public static let folder = ".carrier-partial"
+    /// Where it is.
+    public let path: String
     let file: BlockFile
     /// For hashing off the actor (`pread`).
-    var fd: Int32 { file.fileDescriptor }
+    public var fd: Int32 { file.fileDescriptor }
 
     /// Opens (or creates) the partial file; returns it and how many bytes it holds.
-    static func open(directory: String, key: FileTransferKey, size: UInt64) -> (PartialFile, UInt64)? {
+    public static func open(directory: String, key: FileTransferKey, size: UInt64) -> (PartialFile, UInt64)? {
         let folderPath = directory + "/" + folder
         mkdir(directory, 0o755)
         mkdir(folderPath, 0o700)
@@ -76,17 +78,19 @@ struct PartialFile {
     }
 
     /// Writes `data` at `position`; false if the disk refused it.
-    func write(_ data: [UInt8], at position: UInt64) -> Bool { (try? file.write(data, at: position)) != nil }
+    public func write(_ data: [UInt8], at position: UInt64) -> Bool { (try? file.write(data, at: position)) != nil }
 
     /// Forgets what it held (a sender that cannot seek: start from the beginning).
     func empty() -> Bool { (try? file.truncate(to: 0)) != nil }
 
     /// Its size now (0 if it cannot be read).
-    var size: UInt64 { (try? file.size()) ?? 0 }
+    public var size: UInt64 { (try? file.size()) ?? 0 }
 
-    func close() { file.close() }
+    /// Closes it, keeping its bytes for a later resume.
+    public func close() { file.close() }
 
-    func remove() {
+    /// Closes and deletes it.
+    public func remove() {
         close()
         unlink(path)
     }

@@ -60,6 +60,16 @@ public actor Session {
         return stream
     }
 
+    /// Opens a data channel for an application protocol (one the peer lists in
+    /// its `applicationProtocols`; a peer that does not closes it at once).
+    public func openChannel(_ parameters: DataChannelParameters) async throws(SessionError) -> DataChannel {
+        try await waitConnected()
+        guard state == .connected || state == .disconnected else { throw .notConnected(state.rawValue) }
+        do { return try await client.openDataChannel(parameters, callId: id) } catch {
+            throw .notConnected("\(error)")
+        }
+    }
+
     private func makeStream(_ options: SessionStream.Options, _ channel: StreamChannel) -> SessionStream {
         SessionStream(options: options, data: channel) { [weak self] label throws(SessionError) in
             guard let self else { throw .closed }

@@ -25,6 +25,10 @@ public actor SessionManager {
         public var acceptsSessions: Bool
         /// Seconds an outage may last before the session ends as failed.
         public var recoveryWindow: Double
+        /// DCEP protocols of data channels that are not the session's own but
+        /// an application's (the friend file protocol): the peer's channels
+        /// with one of them come out of `applicationChannels`; others are closed.
+        public var applicationProtocols: Set<String> = []
 
         /// Sessions accepted from anyone `mayConnect` allows (everyone by default: the Carrier provider allows friends only).
         public init(
@@ -43,6 +47,9 @@ public actor SessionManager {
     /// Sessions friends opened, once connected.
     public nonisolated let incomingSessions: AsyncStream<Session>
     private let incomingSink: AsyncStream<Session>.Continuation
+    /// Data channels friends opened with one of `Configuration.applicationProtocols`.
+    public nonisolated let applicationChannels: AsyncStream<ApplicationChannel>
+    private let applicationSink: AsyncStream<ApplicationChannel>.Continuation
     private let client: CallClient
     private let configuration: Configuration
     private var sessions: [String: Session] = [:]
@@ -59,6 +66,8 @@ public actor SessionManager {
         client = CallClient(provider: provider, configuration: calls)
         self.configuration = configuration
         (incomingSessions, incomingSink) = AsyncStream<Session>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        (applicationChannels, applicationSink) = AsyncStream<ApplicationChannel>.makeStream(
+            bufferingPolicy: .bufferingNewest(64))
     }
 
     /// Starts listening for friends' sessions; call once.
@@ -77,6 +86,7 @@ public actor SessionManager {
         pump?.cancel()
         pump = nil
         incomingSink.finish()
+        applicationSink.finish()
     }
 
     /// Opens a session to a friend; returns once it is connected.
@@ -95,6 +105,16 @@ public actor SessionManager {
 
     /// The sessions open now, both ways.
     public var activeSessions: [Session] { Array(sessions.values) }
+
+    /// A session with `peer` that is connected or recovering, either way
+    /// round (several users of one friend share it), or a new one.
+    public func session(with peer: String) async throws(SessionError) -> Session {
+        for session in sessions.values where session.peer == peer {
+            let state = await session.state
+            if state == .connected || state == .disconnected { return session }
+        }
+        return try await openSession(to: peer)
+    }
 
     private func register(_ call: Call) -> Session {
         let session = Session(id: call.id, peer: call.peer, client: client, services: services)
@@ -123,9 +143,22 @@ public actor SessionManager {
             await sessions.removeValue(forKey: call.id)?.callChanged(call)
         case .dataChannel(let callId, let channel):
             guard let session = sessions[callId] else { return channel.close() }
-            await session.peerOpened(channel)
+            if configuration.applicationProtocols.contains(channel.parameters.protocol) {
+                applicationSink.yield(ApplicationChannel(session: session, channel: channel))
+            } else {
+                await session.peerOpened(channel)
+            }
         case .badSignal, .fileProgress, .fileReceived, .message:
             break
         }
     }
+}
+
+/// A data channel a friend opened in a session for an application protocol
+/// (`SessionManager.Configuration.applicationProtocols`).
+public struct ApplicationChannel: Sendable {
+    /// The session it belongs to (its `peer` is the friend).
+    public let session: Session
+    /// The channel, open or opening; its `parameters.protocol` says what it carries.
+    public let channel: DataChannel
 }

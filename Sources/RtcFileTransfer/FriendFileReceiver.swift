@@ -23,12 +23,17 @@ public struct FriendFileReceiver: Sendable {
 
     /// The offered file: name as the sender gave it, size, SHA-256 (hex).
     public let name: String
+    /// Its size in bytes.
     public let size: UInt64
+    /// Its SHA-256 in hex, as offered.
     public let sha256: String
     /// The next byte expected (what the partial file holds once accepted).
     public private(set) var position: UInt64 = 0
+    /// The application took the file.
     public private(set) var accepted = false
+    /// This side paused the sender.
     public private(set) var pausedByUs = false
+    /// The sender paused.
     public private(set) var pausedByPeer = false
     /// The verdict went out: nothing more is expected.
     public private(set) var finished = false
@@ -48,6 +53,8 @@ public struct FriendFileReceiver: Sendable {
     public struct OfferRefusal: Error, Equatable, Sendable {
         /// Said to the sender.
         public let reason: String
+        /// A refusal for this reason.
+        public init(reason: String) { self.reason = reason }
     }
 
     private init(name: String, size: UInt64, sha256: String) {

@@ -45,14 +45,19 @@ public struct FriendFileSender: Sendable {
 
     /// The file.
     public let name: String
+    /// Its size in bytes.
     public let size: UInt64
+    /// Its SHA-256 in hex.
     public let sha256: String
+    /// The largest binary message.
     public let blockSize: Int
     /// The offset the receiver accepted at, once it answered.
     public private(set) var acceptedOffset: UInt64?
     /// The next byte to send.
     public private(set) var position: UInt64 = 0
+    /// This side paused.
     public private(set) var pausedByUs = false
+    /// The receiver paused.
     public private(set) var pausedByPeer = false
     private var offerSent = false
     private var refusal: String?

@@ -1,0 +1,316 @@
+import AsyncExtras
+import CarrierLog
+import CarrierNode
+import CarrierSessions
+import FileSafety
+import Foundation
+import RtcFileTransfer
+import RtcPeer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Files between friends on the fastest path that works: a direct WebRTC
+/// session (`carrier-friend-file/1` on a data channel, docs/file-protocol.md)
+/// when the friend is online and its node speaks it, toxcore's file transfer
+/// (`Carrier.sendFile`) otherwise.
+///
+/// The API and the events are `Carrier`'s (offer, accept or refuse, progress,
+/// pause, resume, cancel, one `.finished`), each event tagged with its path.
+/// A sender falls back to toxcore when no session connects within
+/// `connectTimeout`, when the friend's node closes the file channel unanswered
+/// (an older node), or when the session breaks part-way: the receiver's
+/// partial file is the same on both paths, so toxcore resumes from it.
+public actor FriendFiles {
+    /// How the direct path is tried.
+    public struct Configuration: Sendable {
+        /// Try a session first (off: toxcore only, as a node without sessions).
+        public var direct: Bool
+        /// How long a session may take to connect before the file goes over toxcore.
+        public var connectTimeout: Duration
+        /// The largest file taken over the direct path.
+        public var maxIncomingSize: UInt64
+
+        /// The defaults: direct first, 10 s to connect, 16 GiB.
+        public init(direct: Bool = true, connectTimeout: Duration = .seconds(10), maxIncomingSize: UInt64 = 16 << 30) {
+            self.direct = direct
+            self.connectTimeout = connectTimeout
+            self.maxIncomingSize = maxIncomingSize
+        }
+    }
+
+    static let log = Logger("files")
+
+    private let node: Carrier
+    private let sessions: SessionManager?
+    private let configuration: Configuration
+    private var subscribers: [UUID: AsyncStream<FriendFileEvent>.Continuation] = [:]
+    /// Direct sends waiting for the friend and a session (cancelled by cancelling the task).
+    private var connecting: [FileTransferKey: Task<Void, Never>] = [:]
+    private var outgoing: [FileTransferKey: DirectSend] = [:]
+    /// Direct offers waiting for the application, then transfers under way.
+    private var incoming: [FileTransferKey: DirectReceive] = [:]
+    private var tasks: [Task<Void, Never>] = []
+
+    /// Files on `node`, the direct path through `sessions` (nil: toxcore only).
+    /// `sessions` must list `FriendFileMessage.protocolName` in its
+    /// `applicationProtocols` to take files that way.
+    public init(node: Carrier, sessions: SessionManager?, configuration: Configuration = Configuration()) {
+        self.node = node
+        self.sessions = sessions
+        self.configuration = configuration
+    }
+
+    /// Starts taking direct offers and relaying toxcore's file events; call once.
+    public func start() async {
+        let events = await node.events()
+        tasks.append(
+            Task { [weak self] in
+                for await event in events {
+                    if case .file(let fileEvent) = event { await self?.emit(fileEvent, .toxcore) }
+                }
+            })
+        if let sessions {
+            let channels = sessions.applicationChannels
+            tasks.append(
+                Task { [weak self] in
+                    for await offered in channels
+                    where offered.channel.parameters.protocol == FriendFileMessage.protocolName {
+                        await self?.take(offered)
+                    }
+                })
+        }
+    }
+
+    /// Stops: transfers on the direct path are cancelled (toxcore's stop with the node).
+    public func stop() {
+        for task in connecting.values { task.cancel() }
+        connecting = [:]
+        for send in outgoing.values { send.cancel("the node stopped") }
+        for receive in incoming.values { receive.cancel("the node stopped") }
+        for task in tasks { task.cancel() }
+        tasks = []
+        for subscriber in subscribers.values { subscriber.finish() }
+        subscribers = [:]
+    }
+
+    /// Every file event from now on, both paths.
+    public func events() -> AsyncStream<FriendFileEvent> {
+        let (stream, continuation) = AsyncStream<FriendFileEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let id = UUID()
+        subscribers[id] = continuation
+        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
+        return stream
+    }
+
+    private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
+
+    private func emit(_ event: FileTransferEvent, _ path: FilePath) {
+        for subscriber in subscribers.values { subscriber.yield(FriendFileEvent(event, path: path)) }
+    }
+
+    // MARK: Sending
+
+    /// Offers the file at `path` to `friend`; returns once it is hashed, and the
+    /// transfer goes on in the background (events). Directly if it can, else over toxcore.
+    public func send(at path: String, to friend: UserId, name: String? = nil) async throws(CarrierError)
+        -> FileTransferKey
+    {
+        guard await node.isFriend(friend) else { throw .notFriend(friend.description) }
+        guard configuration.direct, let sessions else {
+            return try await node.sendFile(at: path, to: friend, name: name)
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .invalidArgument("cannot open \(path): \(String(cString: strerror(errno)))") }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw .invalidArgument("\(path) is not a regular file")
+        }
+        let size = UInt64(info.st_size)
+        guard let sha256 = await Task.detached(priority: .utility, operation: { Sha256.file(fd: fd, size: size) }).value
+        else {
+            close(fd)
+            throw .invalidArgument("cannot read \(path)")
+        }
+        let key = FileTransferKey(friend: friend, sha256: sha256, outgoing: true)
+        guard outgoing[key] == nil, connecting[key] == nil, !(await node.fileTransfers().contains { $0.key == key })
+        else {
+            close(fd)
+            throw .invalidArgument("\(path) is being sent to \(friend) already")
+        }
+        let fileName = SafeFileName.truncated(name ?? String(path.split(separator: "/").last ?? "file"), toBytes: 255)
+        connecting[key] = Task {
+            await self.sendDirect(key, fd: fd, size: size, name: fileName, path: path, sessions: sessions)
+        }
+        return key
+    }
+
+    /// The direct attempt, and toxcore when it cannot finish it.
+    private func sendDirect(
+        _ key: FileTransferKey, fd: Int32, size: UInt64, name: String, path: String, sessions: SessionManager
+    ) async {
+        defer { close(fd) }
+        // The friend online first (toxcore's path waits for that too): the session's time starts then.
+        while !Task.isCancelled {
+            let asked = ContinuousClock.now
+            if await node.waitUntilConnected(to: key.friend, timeout: .seconds(1)) { break }
+            // An answer at once: the node stopped. Toxcore's path says so.
+            if ContinuousClock.now - asked < .milliseconds(500) { break }
+        }
+        let friend = key.friend.description
+        let timeout = configuration.connectTimeout
+        let connected =
+            Task.isCancelled
+            ? nil
+            : await withTimeout(timeout) { () -> DataChannel? in
+                guard let session = try? await sessions.session(with: friend) else { return nil }
+                var parameters = DataChannelParameters(label: name, protocol: FriendFileMessage.protocolName)
+                parameters.ordered = true
+                return try? await session.openChannel(parameters)
+            }
+        connecting[key] = nil
+        if Task.isCancelled {
+            connected?.close()
+            return emit(.finished(key, .cancelled(byPeer: false, reason: "cancelled by the sender")), .direct)
+        }
+        guard let channel = connected else {
+            return await fallBack(key, path: path, name: name, why: "no session with the friend within \(timeout)")
+        }
+        // Reports in order, all out before the end's event.
+        let (reports, reportSink) = AsyncStream<DirectSend.Report>.makeStream()
+        let send = DirectSend(channel: channel, fd: fd, name: name, size: size, sha256: key.sha256Hex) {
+            reportSink.yield($0)
+        }
+        let pump = Task { for await report in reports { sendReport(key, size: size, report) } }
+        outgoing[key] = send
+        let outcome = await send.run()
+        outgoing[key] = nil
+        reportSink.finish()
+        await pump.value
+        switch outcome {
+        case .confirmed: emit(.finished(key, .completed(path: nil, bytes: size)), .direct)
+        case .rejected(let reason), .failed(let reason): emit(.finished(key, .failed(reason)), .direct)
+        case .refused(let reason): emit(.finished(key, .cancelled(byPeer: true, reason: reason)), .direct)
+        case .cancelled(let byPeer, let reason):
+            emit(.finished(key, .cancelled(byPeer: byPeer, reason: reason)), .direct)
+        case .interrupted(let answered):
+            if answered { emit(.interrupted(key, reason: "the session broke; going on over toxcore"), .direct) }
+            await fallBack(
+                key, path: path, name: name,
+                why: answered ? "the session broke part-way" : "the friend's node took no file over the session")
+        }
+    }
+
+    private func sendReport(_ key: FileTransferKey, size: UInt64, _ report: DirectSend.Report) {
+        switch report {
+        case .accepted(let offset): emit(.accepted(key, offset: offset), .direct)
+        case .paused(let byPeer): emit(.paused(key, byPeer: byPeer), .direct)
+        case .resumed(let byPeer): emit(.resumed(key, byPeer: byPeer), .direct)
+        case .progress(let bytes): emit(.progress(key, bytes: bytes, total: size), .direct)
+        }
+    }
+
+    private func fallBack(_ key: FileTransferKey, path: String, name: String, why: String) async {
+        Self.log.warning("\(key) goes over toxcore: \(why)")
+        do {
+            let again = try await node.sendFile(at: path, to: key.friend, name: name)
+            if again != key { emit(.finished(key, .failed("\(path) changed while it was being sent")), .direct) }
+        } catch {
+            emit(.finished(key, .failed("neither path: \(why); toxcore: \(error)")), .toxcore)
+        }
+    }
+
+    // MARK: Receiving
+
+    private func take(_ offered: ApplicationChannel) async {
+        let receive = DirectReceive(channel: offered.channel)
+        guard let friend = UserId(offered.session.peer), await node.isFriend(friend) else {
+            return await receive.refuse("files are taken from friends only")
+        }
+        let maxSize = configuration.maxIncomingSize
+        let read = await withTimeout(.seconds(10)) { await receive.readOffer(maxSize: maxSize) }
+        guard case .success(let offer)? = read, let sha256 = Hex.decode(offer.sha256) else {
+            if case .none = read { await receive.refuse("no offer within 10 s") }
+            return
+        }
+        let key = FileTransferKey(friend: friend, sha256: sha256, outgoing: false)
+        guard incoming[key] == nil, !(await node.fileTransfers().contains { $0.key == key }) else {
+            return await receive.refuse("this file is coming already")
+        }
+        incoming[key] = receive
+        emit(.offered(FileOffer(key: key, name: SafeFileName.make(offer.name), size: offer.size)), .direct)
+    }
+
+    /// Takes an offered file into `directory` (created if missing); a file
+    /// received in part before, over either path, resumes from its bytes.
+    public func accept(_ key: FileTransferKey, into directory: String) async throws(CarrierError) {
+        guard let receive = incoming[key] else { return try await node.acceptFile(key, into: directory) }
+        let offset = try await receive.accept(key: key, into: directory)
+        emit(.accepted(key, offset: offset), .direct)
+        let (reports, reportSink) = AsyncStream<DirectReceive.Report>.makeStream()
+        tasks.append(
+            Task {
+                let pump = Task { for await report in reports { receiveReport(key, report) } }
+                let ending = await receive.run { reportSink.yield($0) }
+                reportSink.finish()
+                await pump.value
+                received(key, ending)
+            })
+    }
+
+    private func receiveReport(_ key: FileTransferKey, _ report: DirectReceive.Report) {
+        switch report {
+        case .paused(let byPeer): emit(.paused(key, byPeer: byPeer), .direct)
+        case .resumed(let byPeer): emit(.resumed(key, byPeer: byPeer), .direct)
+        case .progress(let bytes, let total): emit(.progress(key, bytes: bytes, total: total), .direct)
+        }
+    }
+
+    private func received(_ key: FileTransferKey, _ ending: DirectReceive.Ending) {
+        incoming[key] = nil
+        switch ending {
+        case .finished(let outcome): emit(.finished(key, outcome), .direct)
+        case .interrupted(let reason): emit(.interrupted(key, reason: reason), .direct)
+        }
+    }
+
+    /// Refuses an offered file; the sender hears `reason` at once.
+    public func refuse(_ key: FileTransferKey, reason: String? = nil) async throws(CarrierError) {
+        guard let receive = incoming.removeValue(forKey: key) else {
+            return try await node.refuseFile(key, reason: reason)
+        }
+        await receive.refuse(reason ?? "refused")
+        emit(.finished(key, .cancelled(byPeer: false, reason: reason)), .direct)
+    }
+
+    /// Cancels a transfer in either direction, on whichever path it is.
+    public func cancel(_ key: FileTransferKey) async throws(CarrierError) {
+        if let task = connecting.removeValue(forKey: key) { return task.cancel() }
+        guard let direct = directControls(key) else { return try await node.cancelFile(key) }
+        direct.cancel(key.outgoing ? "cancelled by the sender" : "cancelled by the receiver")
+    }
+
+    private func directControls(_ key: FileTransferKey) -> (any DirectControls)? {
+        outgoing[key] ?? incoming[key]
+    }
+
+    /// Pauses a transfer that is moving; the friend sees `.paused(byPeer: true)`.
+    public func pause(_ key: FileTransferKey) async throws(CarrierError) {
+        guard let direct = directControls(key) else {
+            return try await node.pauseFile(key)
+        }
+        direct.pause()
+        emit(.paused(key, byPeer: false), .direct)
+    }
+
+    /// Resumes a transfer this side paused.
+    public func resume(_ key: FileTransferKey) async throws(CarrierError) {
+        guard let direct = directControls(key) else {
+            return try await node.resumeFile(key)
+        }
+        direct.resume()
+        emit(.resumed(key, byPeer: false), .direct)
+    }
+}
