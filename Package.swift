@@ -241,7 +241,7 @@ let package = Package(
             name: "NodeNetworkTests",
             dependencies: [
                 "TestSupport", "CarrierNode", "ExpressServer", "CarrierSignaling", "RtcCalls", "RtcPeer",
-                "RtcMediaFiles",
+                "RtcMediaFiles", "CarrierFiles", "CarrierSessions", "RtcFileTransfer", "FileSafety",
             ],
             swiftSettings: strict),
         .testTarget(

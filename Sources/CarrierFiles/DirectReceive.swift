@@ -108,7 +108,7 @@ actor DirectReceive {
     }
 
     /// Takes the bytes to the verdict (after `accept`).
-    func run(report: @Sendable (Report) -> Void) async -> Ending {
+    func run(progressInterval: Duration, report: @Sendable (Report) -> Void) async -> Ending {
         defer { close() }
         guard var receiver, let partial else { return .finished(.failed("not accepted")) }
         var lastReport = ContinuousClock.now
@@ -131,7 +131,7 @@ actor DirectReceive {
                         report(.progress(receiver.position, total: receiver.size))
                         return end(await verify(&receiver, partial))
                     }
-                    if ContinuousClock.now - lastReport >= .milliseconds(200) {
+                    if ContinuousClock.now - lastReport >= progressInterval {
                         lastReport = .now
                         report(.progress(receiver.position, total: receiver.size))
                     }

@@ -40,15 +40,17 @@ actor DirectSend {
     private let sink: AsyncStream<Input>.Continuation
     private let report: @Sendable (Report) -> Void
     private var verdictTimer: Task<Void, Never>?
+    private let progressInterval: Duration
 
     /// `fd` stays the owner's (open for reading; not closed here).
     init(
-        channel: DataChannel, fd: Int32, name: String, size: UInt64, sha256: String,
+        channel: DataChannel, fd: Int32, name: String, size: UInt64, sha256: String, progressInterval: Duration,
         report: @escaping @Sendable (Report) -> Void
     ) {
         self.channel = channel
         self.fd = fd
         self.report = report
+        self.progressInterval = progressInterval
         sender = FriendFileSender(name: name, size: size, sha256: sha256)
         (inputs, sink) = AsyncStream<Input>.makeStream()
     }
@@ -135,7 +137,7 @@ actor DirectSend {
                 break
             }
             let have = sender.position - min(UInt64(channel.unacknowledgedAmount), sender.position)
-            if have != reported, ContinuousClock.now - lastReport >= .milliseconds(200) || have == sender.size {
+            if have != reported, ContinuousClock.now - lastReport >= progressInterval || have == sender.size {
                 reported = have
                 lastReport = .now
                 report(.progress(have))

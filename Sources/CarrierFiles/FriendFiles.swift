@@ -31,6 +31,8 @@ public actor FriendFiles {
         public var connectTimeout: Duration
         /// The largest file taken over the direct path.
         public var maxIncomingSize: UInt64
+        /// Progress events come at most this often per transfer (toxcore's path: every 200 ms).
+        public var progressInterval: Duration = .milliseconds(200)
 
         /// The defaults: direct first, 10 s to connect, 16 GiB.
         public init(direct: Bool = true, connectTimeout: Duration = .seconds(10), maxIncomingSize: UInt64 = 16 << 30) {
@@ -180,7 +182,10 @@ public actor FriendFiles {
         }
         // Reports in order, all out before the end's event.
         let (reports, reportSink) = AsyncStream<DirectSend.Report>.makeStream()
-        let send = DirectSend(channel: channel, fd: fd, name: name, size: size, sha256: key.sha256Hex) {
+        let send = DirectSend(
+            channel: channel, fd: fd, name: name, size: size, sha256: key.sha256Hex,
+            progressInterval: configuration.progressInterval
+        ) {
             reportSink.yield($0)
         }
         let pump = Task { for await report in reports { sendReport(key, size: size, report) } }
@@ -253,7 +258,9 @@ public actor FriendFiles {
         tasks.append(
             Task {
                 let pump = Task { for await report in reports { receiveReport(key, report) } }
-                let ending = await receive.run { reportSink.yield($0) }
+                let ending = await receive.run(progressInterval: configuration.progressInterval) {
+                    reportSink.yield($0)
+                }
                 reportSink.finish()
                 await pump.value
                 received(key, ending)

@@ -57,6 +57,9 @@ public final class SctpAssociation: @unchecked Sendable {
     private var sendQueueHead = 0
     private var buffered: [UInt16: Int] = [:]
     private var lowWater: [UInt16: Int] = [:]
+    /// Channels closed while messages of theirs still wait in `sendQueue`: their
+    /// stream is reset once those are handed to usrsctp (a reset stream takes no more).
+    private var resetsAfterFlush: Set<UInt16> = []
     private var remoteMaxMessageSize = 65536
     /// Packets dropped because their CRC32C was wrong.
     private var badChecksums = 0
@@ -181,12 +184,18 @@ public final class SctpAssociation: @unchecked Sendable {
         stack.queue.async { [self] in lowWater[id] = bytes }
     }
 
-    /// Closes a channel by resetting its outgoing stream (RFC 8831 §6.7).
+    /// Closes a channel by resetting its outgoing stream (RFC 8831 §6.7), after
+    /// the messages already sent on it: as the W3C's close, what was queued
+    /// still goes (a last "cancel" behind megabytes of a file arrives).
     public func closeChannel(_ id: UInt16) {
         stack.queue.async { [self] in
             guard registry.channel(id) != nil else { return }
             registry.markClosing(id)
-            resetStream(id)
+            if sendQueue[sendQueueHead...].contains(where: { $0.id == id }) {
+                resetsAfterFlush.insert(id)
+            } else {
+                resetStream(id)
+            }
         }
     }
 
@@ -437,6 +446,13 @@ public final class SctpAssociation: @unchecked Sendable {
             }
             sendQueueHead += 1
             if item.ppid != .dcep { adjustBuffered(item.id, by: -item.data.count) }
+        }
+        if !resetsAfterFlush.isEmpty {
+            let waiting = Set(sendQueue[sendQueueHead...].map(\.id))
+            for id in resetsAfterFlush.subtracting(waiting) {
+                resetsAfterFlush.remove(id)
+                resetStream(id)
+            }
         }
         if sendQueueHead == sendQueue.count {
             sendQueue.removeAll(keepingCapacity: true)

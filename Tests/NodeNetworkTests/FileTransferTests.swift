@@ -267,13 +267,13 @@ extension FileTransferEvent {
     var isFinished: Bool { if case .finished = self { true } else { false } }
 }
 
-private func temporaryDirectory() -> String {
+func temporaryDirectory() -> String {
     let path = NSTemporaryDirectory() + "carrier-files-\(UUID().uuidString.prefix(8))"
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
 }
 
-private func makeFile(bytes: Int, name: String) throws -> (String, [UInt8]) {
+func makeFile(bytes: Int, name: String) throws -> (String, [UInt8]) {
     let payload = randomBytes(bytes)
     let path = temporaryDirectory() + "/" + name
     try Data(payload).write(to: URL(fileURLWithPath: path))

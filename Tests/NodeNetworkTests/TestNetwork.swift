@@ -78,7 +78,13 @@ struct TestNetwork: Sendable {
     }
 }
 
+/// Random bytes from the kernel in one read (a byte at a time took seconds per 64 MB in debug builds).
 func randomBytes(_ count: Int) -> [UInt8] {
-    var generator = SystemRandomNumberGenerator()
-    return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    let urandom = FileHandle(forReadingAtPath: "/dev/urandom")
+    defer { try? urandom?.close() }
+    var bytes = [UInt8]()
+    while bytes.count < count, let data = try? urandom?.read(upToCount: count - bytes.count), !data.isEmpty {
+        bytes += data
+    }
+    return bytes
 }

@@ -208,6 +208,37 @@ final class PeerBox: @unchecked Sendable {
         #expect(a == true && b == true)
     }
 
+    /// W3C close: what was queued before still goes, then the channel closes.
+    @Test func aChannelClosedBehindQueuedMessagesDeliversThemFirst() async throws {
+        let (client, server) = await Self.connectedPair()
+        defer {
+            client.association.close()
+            server.association.close()
+        }
+        let id = try await client.open(DataChannelParameters(label: "file"))
+        _ = await server.next { event -> Bool? in
+            if case .channelOpen = event { return true }
+            return nil
+        }
+        // More than usrsctp takes at once (32 MB), a last word, and the close right behind them.
+        let block = [UInt8](repeating: 7, count: 64 << 10)
+        for _ in 0..<512 { try client.association.send(block, binary: true, on: id) }
+        try client.association.send(Array("cancel".utf8), binary: false, on: id)
+        client.association.closeChannel(id)
+        let received = await server.next(.seconds(30)) { event -> (bytes: Int, text: String?)? in
+            switch event {
+            case .message(id, let data, true):
+                _ = data
+                return nil
+            case .message(id, let data, false): return (0, String(decoding: data, as: UTF8.self))
+            case .channelClosed(id): return (0, nil)
+            default: return nil
+            }
+        }
+        #expect(received?.text == "cancel", "the close overtook the queued messages")
+        #expect(await server.next { $0 == .channelClosed(id: id) ? true : nil } == true)
+    }
+
     @Test func bufferedAmountFallsAndSignalsLowWater() async throws {
         let (client, server) = await Self.connectedPair()
         defer {

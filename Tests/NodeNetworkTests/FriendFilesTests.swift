@@ -1,0 +1,194 @@
+import CarrierFiles
+import CarrierSessions
+import CarrierSignaling
+import FileSafety
+import Foundation
+import RtcFileTransfer
+import RtcPeer
+import TestSupport
+import Testing
+
+@testable import CarrierNode
+
+/// Files between friends on both paths with real toxcore nodes and real
+/// sessions: a transfer cut over the session resumes over toxcore from the
+/// bytes on disk, a partial file from either path is where a session resumes,
+/// and a pause or a cancel on the direct path reaches the other side.
+///
+/// Nested in `FileTransferTests` so that it runs one test at a time with them:
+/// both use Alice and Bob, and each checks that no other transfer is left.
+extension FileTransferTests {
+    @Suite(.timeLimit(.minutes(5))) struct BothPaths {
+        /// Alice sends, Bob receives; both with sessions on 127.0.0.1.
+        struct Pair {
+            let alice: FriendFiles
+            let bob: FriendFiles
+            let aliceSessions: SessionManager
+            let bobSessions: SessionManager
+
+            static func make(_ net: TestNetwork) async throws -> Pair {
+                let peer = PeerConfiguration(localAddresses: ["127.0.0.1"])
+                let aliceSessions = try await SessionManager.start(
+                    on: net.alice, configuration: .init(peer: peer, acceptsSessions: false))
+                var bobConfiguration = SessionManager.Configuration(peer: peer)
+                bobConfiguration.applicationProtocols = [FriendFileMessage.protocolName]
+                let bobSessions = try await SessionManager.start(on: net.bob, configuration: bobConfiguration)
+                // Progress often enough to act on it (pause, cut) long before the end at 100+ MB/s.
+                var files = FriendFiles.Configuration()
+                files.progressInterval = .milliseconds(10)
+                let pair = Pair(
+                    alice: FriendFiles(node: net.alice, sessions: aliceSessions, configuration: files),
+                    bob: FriendFiles(node: net.bob, sessions: bobSessions, configuration: files),
+                    aliceSessions: aliceSessions,
+                    bobSessions: bobSessions)
+                await pair.alice.start()
+                await pair.bob.start()
+                return pair
+            }
+
+            func stop() async {
+                await alice.stop()
+                await bob.stop()
+                await aliceSessions.stop()
+                await bobSessions.stop()
+            }
+        }
+
+        @Test func aTransferCutOverTheSessionResumesOverToxcoreFromTheBytesOnDisk() async throws {
+            let net = try await TestNetwork.shared()
+            let pair = try await Pair.make(net)
+            let (source, payload) = try makeFile(bytes: 48_000_000, name: "cut.bin")
+            let inbox = temporaryDirectory()
+            let aliceEvents = await pair.alice.events()
+            let bobEvents = await pair.bob.events()
+            let key = try await pair.alice.send(at: source, to: net.bob.userId)
+            let incoming = FileTransferKey(friend: net.alice.userId, sha256: key.sha256, outgoing: false)
+
+            // Bob takes it over the session, pauses it at its first progress, and then his sessions end.
+            let cut = await next(bobEvents, within: .seconds(60)) { event -> Bool? in
+                switch event.event {
+                case .offered(let offer) where offer.key == incoming:
+                    #expect(event.path == .direct)
+                    try? await pair.bob.accept(incoming, into: inbox)
+                case .progress(incoming, _, _) where event.path == .direct:
+                    try? await pair.bob.pause(incoming)
+                    return true
+                default: break
+                }
+                return nil
+            }
+            #expect(cut == true)
+            await pair.bobSessions.stop()
+
+            // The rest comes over toxcore, from where the session stopped.
+            let resumedAt = await next(bobEvents, within: .seconds(60)) { event -> UInt64? in
+                switch event.event {
+                case .offered(let offer) where offer.key == incoming:
+                    try? await pair.bob.accept(incoming, into: inbox)
+                case .accepted(incoming, let offset) where event.path == .toxcore:
+                    return offset
+                default: break
+                }
+                return nil
+            }
+            #expect((resumedAt ?? 0) > 0, "toxcore began at \(String(describing: resumedAt))")
+            let received = await next(bobEvents, within: .seconds(120)) { event -> FileTransferOutcome? in
+                if case .finished(incoming, let outcome) = event.event { return outcome }
+                return nil
+            }
+            guard case .completed(let path?, 48_000_000)? = received else {
+                Issue.record("Bob ended with \(String(describing: received))")
+                return await pair.stop()
+            }
+            #expect(FileManager.default.contents(atPath: path) == Data(payload))
+            let sent = await next(aliceEvents, within: .seconds(30)) { event -> FriendFileEvent? in
+                if case .finished(key, _) = event.event { return event }
+                return nil
+            }
+            #expect(sent == FriendFileEvent(.finished(key, .completed(path: nil, bytes: 48_000_000)), path: .toxcore))
+            await pair.stop()
+        }
+
+        @Test func aSessionResumesFromAPartialFileAndACancelReachesTheSender() async throws {
+            let net = try await TestNetwork.shared()
+            let pair = try await Pair.make(net)
+            let (source, payload) = try makeFile(bytes: 3_000_000, name: "partial.bin")
+            let inbox = temporaryDirectory()
+            // What a transfer cut on toxcore leaves: the first 1.25 MB in Bob's partial file.
+            let incoming = FileTransferKey(friend: net.alice.userId, sha256: Sha256.digest(payload), outgoing: false)
+            let (partial, _) = try #require(PartialFile.open(directory: inbox, key: incoming, size: 3_000_000))
+            #expect(partial.write(Array(payload.prefix(1_250_000)), at: 0))
+            partial.close()
+
+            let bobEvents = await pair.bob.events()
+            let aliceEvents = await pair.alice.events()
+            let key = try await pair.alice.send(at: source, to: net.bob.userId)
+            let bobTakes = Task {
+                await next(bobEvents, within: .seconds(60)) { event -> FileTransferOutcome? in
+                    if case .offered(let offer) = event.event, offer.key == incoming {
+                        try? await pair.bob.accept(offer.key, into: inbox)
+                    }
+                    if case .finished(incoming, let outcome) = event.event { return outcome }
+                    return nil
+                }
+            }
+            let accepted = await next(aliceEvents, within: .seconds(60)) { event -> FriendFileEvent? in
+                if case .accepted(key, _) = event.event { return event }
+                return nil
+            }
+            #expect(accepted == FriendFileEvent(.accepted(key, offset: 1_250_000), path: .direct))
+            let outcome = await bobTakes.value
+            #expect(outcome == .completed(path: inbox + "/partial.bin", bytes: 3_000_000))
+            #expect(FileManager.default.contents(atPath: inbox + "/partial.bin") == Data(payload))
+
+            // A second file, cancelled by the sender while Bob holds it paused: both end once, the partial is gone.
+            let (other, _) = try makeFile(bytes: 48_000_000, name: "cancelled.bin")
+            let secondKey = try await pair.alice.send(at: other, to: net.bob.userId)
+            let secondIncoming = FileTransferKey(friend: net.alice.userId, sha256: secondKey.sha256, outgoing: false)
+            let bobSide = Task {
+                await next(bobEvents, within: .seconds(60)) { event -> FileTransferOutcome? in
+                    switch event.event {
+                    case .offered(let offer) where offer.key == secondIncoming:
+                        try? await pair.bob.accept(offer.key, into: inbox)
+                    case .progress(secondIncoming, _, _): try? await pair.bob.pause(secondIncoming)
+                    case .finished(secondIncoming, let outcome): return outcome
+                    default: break
+                    }
+                    return nil
+                }
+            }
+            let paused = await next(aliceEvents, within: .seconds(60)) { event -> Bool? in
+                if case .paused(secondKey, byPeer: true) = event.event { return true }
+                return nil
+            }
+            #expect(paused == true)
+            try await pair.alice.cancel(secondKey)
+            let senderEnd = await next(aliceEvents, within: .seconds(30)) { event -> FileTransferOutcome? in
+                if case .finished(secondKey, let outcome) = event.event { return outcome }
+                return nil
+            }
+            #expect(senderEnd == .cancelled(byPeer: false, reason: "cancelled by the sender"))
+            let receiverEnd = await bobSide.value
+            #expect(
+                receiverEnd == .cancelled(byPeer: true, reason: "cancelled by the sender"),
+                "\(String(describing: receiverEnd))")
+            let partials = (try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.carrier-partial")) ?? []
+            #expect(partials.isEmpty, "left behind: \(partials)")
+            await pair.stop()
+        }
+    }
+}
+
+/// The first non-nil answer of `body` for the next events, within `timeout`
+/// (`body` may act: accept an offer, pause).
+private func next<T: Sendable>(
+    _ events: AsyncStream<FriendFileEvent>, within timeout: Duration,
+    _ body: @escaping @Sendable (FriendFileEvent) async -> T?
+) async -> T? {
+    await withTimeout(timeout) { () -> T? in
+        for await event in events {
+            if let answer = await body(event) { return answer }
+        }
+        return nil
+    }
+}
