@@ -2,6 +2,7 @@ import CarrierFiles
 import CarrierNode
 import CarrierSessions
 import Foundation
+import RtcPeer
 
 struct SendFileCommand: Command {
     static let name = "send-file"
@@ -9,7 +10,7 @@ struct SendFileCommand: Command {
     static let summary = "send a file to a friend: directly when it can, over the node otherwise (resumable)"
     static let help = """
         Usage: carrier send-file USERID PATH [--name NAME] [--timeout SECONDS] [--toxcore]
-                                 [--connect-timeout S] [session options]
+                                 [--connect-timeout S] [--recovery S] [--host-ip IP] [ICE servers]
 
         Goes online, offers PATH to the friend (its SHA-256 goes along), waits for
         the friend to accept it (`carrier listen --receive-dir DIR` accepts), sends
@@ -21,8 +22,9 @@ struct SendFileCommand: Command {
         cut on either path resumes from the bytes the receiver has, on either
         path; run the command again after a restart and it resumes too. Prints a
         final line (with --json: a JSON object with bytes, seconds, MBps, sha256,
-        sha256Match, path). Exit 0 when the receiver confirmed the file, 1 when it
-        refused, cancelled or failed.
+        sha256Match, path: direct or toxcore, and icePath for a direct one).
+        Exit 0 when the receiver confirmed the file, 1 when it refused, cancelled
+        or failed.
 
           --name NAME           the name the friend sees (default: PATH's last component)
           --timeout SECONDS     give up after this long in all (default 600)
@@ -58,11 +60,12 @@ struct SendFileCommand: Command {
             await files.start()
             let events = await files.events()
             let output = global.output
-            let outcome: Outcome
+            var outcome: Outcome
             do {
                 let key = try await files.send(at: path, to: friend, name: name)
                 output.log("offering \(path) (sha256 \(key.sha256Hex)) to \(friend)…")
                 outcome = await waitForEnd(of: key, events: events, timeout: timeout, output: output, files: files)
+                outcome.icePath = await files.icePath(of: key)
                 await files.stop()
                 await sessions?.stop()
                 return report(outcome, key: key, output: output)
@@ -81,6 +84,8 @@ struct SendFileCommand: Command {
         var ended = ContinuousClock.now
         /// The path of the last bytes (the one that finished).
         var path = FilePath.toxcore
+        /// The ICE pair of a direct path.
+        var icePath: IcePath?
     }
 
     static func waitForEnd(
@@ -147,7 +152,7 @@ struct SendFileCommand: Command {
                     "bytes": bytes, "seconds": (seconds * 1000).rounded() / 1000, "MBps": (rate * 100).rounded() / 100,
                     "sha256": key.sha256Hex, "sha256Match": true, "resumedAt": outcome.bytes,
                     "path": outcome.path.rawValue,
-                ])
+                ].merging(outcome.icePath.map { ["icePath": $0.json] } ?? [:]) { a, _ in a })
             return 0
         case .cancelled(let byPeer, let reason):
             let why = "cancelled by \(byPeer ? "the friend" : "us")\(reason.map { ": \($0)" } ?? "")"

@@ -54,6 +54,8 @@ public actor FriendFiles {
     /// Direct offers waiting for the application, then transfers under way.
     private var incoming: [FileTransferKey: DirectReceive] = [:]
     private var tasks: [Task<Void, Never>] = []
+    /// The ICE pair each direct send ended on (a few hundred bytes each; kept for the node's life).
+    private var icePaths: [FileTransferKey: IcePath] = [:]
 
     /// Files on `node`, the direct path through `sessions` (nil: toxcore only).
     /// `sessions` must list `FriendFileMessage.protocolName` in its
@@ -163,21 +165,21 @@ public actor FriendFiles {
         }
         let friend = key.friend.description
         let timeout = configuration.connectTimeout
-        let connected =
-            Task.isCancelled
-            ? nil
-            : await withTimeout(timeout) { () -> DataChannel? in
+        var connected: (Session, DataChannel)?
+        if !Task.isCancelled {
+            connected = await withTimeout(timeout) { () -> (Session, DataChannel)? in
                 guard let session = try? await sessions.session(with: friend) else { return nil }
                 var parameters = DataChannelParameters(label: name, protocol: FriendFileMessage.protocolName)
                 parameters.ordered = true
-                return try? await session.openChannel(parameters)
+                return (try? await session.openChannel(parameters)).map { (session, $0) }
             }
+        }
         connecting[key] = nil
         if Task.isCancelled {
-            connected?.close()
+            connected?.1.close()
             return emit(.finished(key, .cancelled(byPeer: false, reason: "cancelled by the sender")), .direct)
         }
-        guard let channel = connected else {
+        guard let (session, channel) = connected else {
             return await fallBack(key, path: path, name: name, why: "no session with the friend within \(timeout)")
         }
         // Reports in order, all out before the end's event.
@@ -191,6 +193,7 @@ public actor FriendFiles {
         let pump = Task { for await report in reports { sendReport(key, size: size, report) } }
         outgoing[key] = send
         let outcome = await send.run()
+        icePaths[key] = try? await session.stats().path
         outgoing[key] = nil
         reportSink.finish()
         await pump.value
@@ -226,6 +229,10 @@ public actor FriendFiles {
             emit(.finished(key, .failed("neither path: \(why); toxcore: \(error)")), .toxcore)
         }
     }
+
+    /// The ICE pair (host, server-reflexive, relayed over UDP, TCP or TLS) that
+    /// carried the last bytes of a file sent directly, nil for one that went over toxcore.
+    public func icePath(of key: FileTransferKey) -> IcePath? { icePaths[key] }
 
     // MARK: Receiving
 

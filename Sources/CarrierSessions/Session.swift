@@ -60,6 +60,9 @@ public actor Session {
         return stream
     }
 
+    /// The connection's statistics now (the ICE pair in use, round-trip time, bytes).
+    public func stats() async throws -> PeerStats { try await client.peerStats(id) }
+
     /// Opens a data channel for an application protocol (one the peer lists in
     /// its `applicationProtocols`; a peer that does not closes it at once).
     public func openChannel(_ parameters: DataChannelParameters) async throws(SessionError) -> DataChannel {

@@ -37,6 +37,8 @@ import Testing
         #expect(
             result["path"] as? String == "direct" && result["sha256Match"] as? Bool == true, "\(sentError.suffix(1500))"
         )
+        let icePath = result["icePath"] as? [String: Any]
+        #expect((icePath?["local"] as? [String: Any])?["type"] as? String == "host", "\(String(describing: icePath))")
         print("200 MB send-file over a direct session: \(result["MBps"] ?? "?") MB/s")
         let stored = json(await listener.waitForLine(containing: "\"completed\"", timeout: .seconds(10)))
         #expect(stored?["via"] as? String == "direct")
