@@ -1,20 +1,29 @@
 #!/usr/bin/env python3
-"""Files between friends over the node (toxcore's file transfer), two processes
-on 127.0.0.1, beside raw c-toxcore (scripts/tox_file_bench.c, built at run
-time from Debian's headers: chunks sent from the chunk-request callback, the
-loop at tox_iteration_interval). Sends a SIZE_MB file (default 30) RUNS times
-(default 4) back to back on one friend link: `carrier send-file` through the
-sender's daemon to `carrier listen --receive-dir`, counted from the command's
-start to the receiver's SHA-256 verdict, and raw toxcore from the offer to
-the last byte. The first run starts on a cold link (toxcore's congestion
-control in slow start); later ones find it warm. Also our `send-file` as a
-process of its own each time (a cold link every time, as a user without a
-daemon gets). Prints MB/s: the cold run, the warm runs' median, and ours over
-raw toxcore's."""
+"""Files between friends, both paths, two processes on 127.0.0.1, beside the
+references in one run:
+
+- the direct path (a session: ICE, DTLS, SCTP): `carrier send-file` through
+  the sender's daemon to `carrier listen --receive-dir`, a DIRECT_MB file
+  (default 200) RUNS times, counted from the command's start to its exit
+  (which waits for the receiver's SHA-256 verdict); beside aiortc's data
+  channel moving the same file between two aiortc peers
+  (Tests/Interop/aiortc_peer.py, as scripts/bench_transport.py runs it);
+- toxcore's path (`send-file --toxcore`): a SIZE_MB file (default 30) RUNS
+  times (default 4) back to back on one friend link, through the daemon and
+  as a process of its own each time (a cold link every time, as a user without
+  a daemon gets), beside raw c-toxcore (scripts/tox_file_bench.c, built at run
+  time from Debian's headers: chunks sent from the chunk-request callback, the
+  loop at tox_iteration_interval) from the offer to the last byte. The first
+  run starts on a cold link (toxcore's congestion control in slow start);
+  later ones find it warm.
+
+Prints MB/s for each run, the medians, and the ratios: our direct path over
+aiortc's data channel, our toxcore path over raw toxcore's."""
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 carrier = sys.argv[1] if len(sys.argv) > 1 else ".build/release/carrier"
 size_mb = int(os.environ.get("SIZE_MB", "30"))
+direct_mb = int(os.environ.get("DIRECT_MB", "200"))
 runs = int(os.environ.get("RUNS", "4"))
 root = tempfile.mkdtemp(prefix="carrier-bench-files-")
 here = os.path.dirname(os.path.abspath(__file__))
@@ -27,25 +36,32 @@ def start(args, **kwargs):
     return p
 
 
-def payload(run):
-    path = os.path.join(root, "payload-%d.bin" % run)
+def payload(run, megabytes=None):
+    path = os.path.join(root, "payload-%d-%d.bin" % (run, megabytes or size_mb))
     with open(path, "wb") as f:
-        f.write(os.urandom(size_mb << 20))
+        for _ in range(megabytes or size_mb):
+            f.write(os.urandom(1 << 20))
     return path
 
 
-def send(bob, path, extra):
-    """MB/s, or 0 for a transfer that did not end within 180 s (said on stderr: a finding, not a crash)."""
+def send(bob, path, extra, wall=False, expect="toxcore"):
+    """MB/s (the summary's, from the accept; or with `wall` from the command's
+    start to its exit), or 0 for a transfer that did not end within 180 s (said
+    on stderr: a finding, not a crash)."""
+    started = time.monotonic()
     try:
         out = subprocess.run([carrier, "send-file", bob["userId"], path, "--json", "--data", root + "/alice"]
                              + extra, capture_output=True, text=True, timeout=180)
     except subprocess.TimeoutExpired as stuck:
         print("send-file of %s did not end within 180 s: %s" % (path, (stuck.stderr or b"")[-300:]), file=sys.stderr)
         return 0.0
+    seconds = time.monotonic() - started
     result = json.loads(out.stdout.strip().splitlines()[-1]) if out.stdout.strip() else {}
     if out.returncode != 0 or not result.get("sha256Match"):
         sys.exit("send-file failed: " + out.stderr[-500:])
-    return result["MBps"]
+    if result.get("path") != expect:
+        sys.exit("send-file went over %s, not %s" % (result.get("path"), expect))
+    return result["bytes"] / 1e6 / seconds if wall else result["MBps"]
 
 
 def ours():
@@ -54,18 +70,36 @@ def ours():
     common = ["--bootstrap", entry, "--loopback"]
     bob = json.loads(subprocess.run([carrier, "id", "--json", "--data", root + "/bob"], capture_output=True,
                                     text=True).stdout.strip().splitlines()[-1])
-    start([carrier, "listen", "--accept-friends", "--receive-dir", root + "/inbox", "--json", "--data",
-           root + "/bob"] + common)
+    start([carrier, "listen", "--accept-friends", "--receive-dir", root + "/inbox", "--host-ip", "127.0.0.1",
+           "--json", "--data", root + "/bob"] + common)
     added = subprocess.run([carrier, "friend", "add", bob["address"], "--wait", "90", "--data", root + "/alice"]
                            + common, capture_output=True, text=True, timeout=150)
     if added.returncode != 0:
         sys.exit("friend add failed: " + added.stderr[-500:])
-    alone = [send(bob, payload(run), common) for run in range(runs)]
-    daemon = start([carrier, "daemon", "--json", "--data", root + "/alice"] + common)
+    alone = [send(bob, payload(run), common + ["--toxcore"]) for run in range(runs)]
+    daemon = start([carrier, "daemon", "--host-ip", "127.0.0.1", "--json", "--data", root + "/alice"] + common)
     while "daemonReady" not in (daemon.stdout.readline() or "daemonReady"):
         pass
-    through_daemon = [send(bob, payload(run), []) for run in range(runs)]
-    return alone, through_daemon
+    through_daemon = [send(bob, payload(run), ["--toxcore"]) for run in range(runs)]
+    big = payload(0, direct_mb)
+    direct = []
+    for run in range(runs):
+        direct.append(send(bob, big, ["--host-ip", "127.0.0.1"], wall=True, expect="direct"))
+        shutil.rmtree(root + "/inbox", ignore_errors=True)  # room on the disk for the next run
+    return alone, through_daemon, direct
+
+
+def aiortc_data_channel():
+    """MB/s of aiortc's data channel for the direct path's file (bench_transport's runs)."""
+    sys.path.insert(0, here)
+    os.environ.setdefault("MEGABYTES", str(direct_mb))
+    import bench_transport
+    big = payload(0, direct_mb)
+    rates = []
+    for _ in range(runs):
+        offered, _ = bench_transport.run("aiortc", big)
+        rates.append(offered.get("MBps", 0))
+    return rates
 
 
 def raw_toxcore():
@@ -88,17 +122,25 @@ def raw_toxcore():
 
 def row(name, rates):
     warm = statistics.median(rates[1:]) if len(rates) > 1 else float("nan")
-    print("%-52s %8.2f %8.2f   %s" % (name, rates[0], warm, " ".join("%.1f" % r for r in rates)), flush=True)
+    print("%-58s %8.2f %8.2f   %s" % (name, rates[0], warm, " ".join("%.1f" % r for r in rates)), flush=True)
     return warm
 
 
 try:
-    alone, through_daemon = ours()
+    alone, through_daemon, direct = ours()
+    aiortc = aiortc_data_channel()
     raw = raw_toxcore()
-    print("%-52s %8s %8s   %s" % ("file to a friend, %d MB, %d runs on one link (MB/s)" % (size_mb, runs), "cold",
+    print("%-58s %8s %8s   %s" % ("direct path, %d MB, %d runs (MB/s)" % (direct_mb, runs), "first", "median",
+                                  "each run"))
+    print("%-58s %8.2f %8.2f   %s" % ("ours: send-file through the daemon, start to verdict", direct[0],
+                                      statistics.median(direct), " ".join("%.1f" % r for r in direct)), flush=True)
+    print("%-58s %8.2f %8.2f   %s" % ("aiortc: one data channel, offer to last byte", aiortc[0],
+                                      statistics.median(aiortc), " ".join("%.1f" % r for r in aiortc)), flush=True)
+    print("ours direct / aiortc's data channel: %.2f" % (statistics.median(direct) / statistics.median(aiortc)))
+    print("%-58s %8s %8s   %s" % ("toxcore's path, %d MB, %d runs on one link (MB/s)" % (size_mb, runs), "cold",
                                   "warm", "each run"))
-    row("ours: send-file, a new process each time", alone)
-    ours_warm = row("ours: send-file through the daemon, one link", through_daemon)
+    row("ours: send-file --toxcore, a new process each time", alone)
+    ours_warm = row("ours: send-file --toxcore through the daemon, one link", through_daemon)
     raw_warm = row("raw c-toxcore (tox_file_bench), one link", raw)
     print("ours through the daemon / raw toxcore: cold %.2f, warm %.2f" % (through_daemon[0] / raw[0],
                                                                          ours_warm / raw_warm))
