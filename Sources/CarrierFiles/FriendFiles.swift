@@ -29,13 +29,13 @@ public actor FriendFiles {
         public var direct: Bool
         /// How long a session may take to connect before the file goes over toxcore.
         public var connectTimeout: Duration
-        /// The largest file taken over the direct path.
-        public var maxIncomingSize: UInt64
+        /// The largest file taken over the direct path (nil: the node's `maxIncomingFileSize`).
+        public var maxIncomingSize: UInt64?
         /// Progress events come at most this often per transfer (toxcore's path: every 200 ms).
         public var progressInterval: Duration = .milliseconds(200)
 
-        /// The defaults: direct first, 10 s to connect, 16 GiB.
-        public init(direct: Bool = true, connectTimeout: Duration = .seconds(10), maxIncomingSize: UInt64 = 16 << 30) {
+        /// The defaults: direct first, 10 s to connect, the node's size limit.
+        public init(direct: Bool = true, connectTimeout: Duration = .seconds(10), maxIncomingSize: UInt64? = nil) {
             self.direct = direct
             self.connectTimeout = connectTimeout
             self.maxIncomingSize = maxIncomingSize
@@ -53,7 +53,16 @@ public actor FriendFiles {
     private var outgoing: [FileTransferKey: DirectSend] = [:]
     /// Direct offers waiting for the application, then transfers under way.
     private var incoming: [FileTransferKey: DirectReceive] = [:]
+    /// The two loops `start` runs.
     private var tasks: [Task<Void, Never>] = []
+    /// Direct offers waiting for the application's answer, each with its expiry.
+    private var offerTimers: [FileTransferKey: Task<Void, Never>] = [:]
+    /// Direct receives under way.
+    private var runs: [FileTransferKey: Task<Void, Never>] = [:]
+    /// Channels whose offer is being read.
+    private var reading = 0
+    /// Transfers each way on the direct path (as on toxcore's).
+    static let maxTransfers = 64
     /// The ICE pair each direct send ended on (a few hundred bytes each; kept for the node's life).
     private var icePaths: [FileTransferKey: IcePath] = [:]
 
@@ -81,7 +90,8 @@ public actor FriendFiles {
                 Task { [weak self] in
                     for await offered in channels
                     where offered.channel.parameters.protocol == FriendFileMessage.protocolName {
-                        await self?.take(offered)
+                        // Each offer read on its own: a slow peer holds up no other.
+                        Task { await self?.take(offered) }
                     }
                 })
         }
@@ -95,6 +105,8 @@ public actor FriendFiles {
         for receive in incoming.values { receive.cancel("the node stopped") }
         for task in tasks { task.cancel() }
         tasks = []
+        for timer in offerTimers.values { timer.cancel() }
+        offerTimers = [:]
         for subscriber in subscribers.values { subscriber.finish() }
         subscribers = [:]
     }
@@ -241,8 +253,13 @@ public actor FriendFiles {
         guard let friend = UserId(offered.session.peer), await node.isFriend(friend) else {
             return await receive.refuse("files are taken from friends only")
         }
-        let maxSize = configuration.maxIncomingSize
+        guard incoming.count + reading < Self.maxTransfers else {
+            return await receive.refuse("\(Self.maxTransfers) files are coming already")
+        }
+        reading += 1
+        let maxSize = configuration.maxIncomingSize ?? node.options.maxIncomingFileSize
         let read = await withTimeout(.seconds(10)) { await receive.readOffer(maxSize: maxSize) }
+        reading -= 1
         guard case .success(let offer)? = read, let sha256 = Hex.decode(offer.sha256) else {
             if case .none = read { await receive.refuse("no offer within 10 s") }
             return
@@ -252,6 +269,13 @@ public actor FriendFiles {
             return await receive.refuse("this file is coming already")
         }
         incoming[key] = receive
+        // An offer the application leaves unanswered would hold a place for ever: refused after the node's timeout.
+        let timeout = node.options.fileOfferTimeout
+        offerTimers[key] = Task {
+            try? await Task.sleep(for: timeout)
+            guard !Task.isCancelled, offerTimers[key] != nil else { return }
+            try? await refuse(key, reason: "not answered within \(timeout)")
+        }
         emit(.offered(FileOffer(key: key, name: SafeFileName.make(offer.name), size: offer.size)), .direct)
     }
 
@@ -259,19 +283,21 @@ public actor FriendFiles {
     /// received in part before, over either path, resumes from its bytes.
     public func accept(_ key: FileTransferKey, into directory: String) async throws(CarrierError) {
         guard let receive = incoming[key] else { return try await node.acceptFile(key, into: directory) }
+        guard let timer = offerTimers[key] else { throw .invalidArgument("\(key) is accepted already") }
         let offset = try await receive.accept(key: key, into: directory)
+        timer.cancel()
+        offerTimers[key] = nil
         emit(.accepted(key, offset: offset), .direct)
         let (reports, reportSink) = AsyncStream<DirectReceive.Report>.makeStream()
-        tasks.append(
-            Task {
-                let pump = Task { for await report in reports { receiveReport(key, report) } }
-                let ending = await receive.run(progressInterval: configuration.progressInterval) {
-                    reportSink.yield($0)
-                }
-                reportSink.finish()
-                await pump.value
-                received(key, ending)
-            })
+        runs[key] = Task {
+            let pump = Task { for await report in reports { receiveReport(key, report) } }
+            let ending = await receive.run(progressInterval: configuration.progressInterval) {
+                reportSink.yield($0)
+            }
+            reportSink.finish()
+            await pump.value
+            received(key, ending)
+        }
     }
 
     private func receiveReport(_ key: FileTransferKey, _ report: DirectReceive.Report) {
@@ -284,6 +310,7 @@ public actor FriendFiles {
 
     private func received(_ key: FileTransferKey, _ ending: DirectReceive.Ending) {
         incoming[key] = nil
+        runs[key] = nil
         switch ending {
         case .finished(let outcome): emit(.finished(key, outcome), .direct)
         case .interrupted(let reason): emit(.interrupted(key, reason: reason), .direct)
@@ -292,9 +319,12 @@ public actor FriendFiles {
 
     /// Refuses an offered file; the sender hears `reason` at once.
     public func refuse(_ key: FileTransferKey, reason: String? = nil) async throws(CarrierError) {
-        guard let receive = incoming.removeValue(forKey: key) else {
-            return try await node.refuseFile(key, reason: reason)
+        guard let receive = incoming[key] else { return try await node.refuseFile(key, reason: reason) }
+        guard let timer = offerTimers.removeValue(forKey: key) else {
+            throw .invalidArgument("\(key) is accepted already: cancel it instead")
         }
+        timer.cancel()
+        incoming[key] = nil
         await receive.refuse(reason ?? "refused")
         emit(.finished(key, .cancelled(byPeer: false, reason: reason)), .direct)
     }
@@ -302,6 +332,7 @@ public actor FriendFiles {
     /// Cancels a transfer in either direction, on whichever path it is.
     public func cancel(_ key: FileTransferKey) async throws(CarrierError) {
         if let task = connecting.removeValue(forKey: key) { return task.cancel() }
+        if offerTimers[key] != nil { return try await refuse(key, reason: "cancelled by the receiver") }
         guard let direct = directControls(key) else { return try await node.cancelFile(key) }
         direct.cancel(key.outgoing ? "cancelled by the sender" : "cancelled by the receiver")
     }

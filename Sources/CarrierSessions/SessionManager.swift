@@ -56,6 +56,8 @@ public actor SessionManager {
     /// The last state of every live negotiation, for a session registered after its first events.
     private var calls: [String: Call] = [:]
     private var pump: Task<Void, Never>?
+    /// Sessions `session(with:)` is opening, by peer.
+    private var opening: [String: Task<Result<Session, SessionError>, Never>] = [:]
 
     /// A manager over any signaling provider; `start()` it before use.
     public init(provider: any SignalingProvider, configuration: Configuration = Configuration()) {
@@ -113,7 +115,18 @@ public actor SessionManager {
             let state = await session.state
             if state == .connected || state == .disconnected { return session }
         }
-        return try await openSession(to: peer)
+        // Users asking at once share the one being opened.
+        let opening =
+            self.opening[peer]
+            ?? Task { () async -> Result<Session, SessionError> in
+                do throws(SessionError) { return .success(try await self.openSession(to: peer)) } catch {
+                    return .failure(error)
+                }
+            }
+        self.opening[peer] = opening
+        let result = await opening.value
+        if self.opening[peer] == opening { self.opening[peer] = nil }
+        return try result.get()
     }
 
     private func register(_ call: Call) -> Session {

@@ -109,6 +109,30 @@ extension FileTransferTests {
             await pair.stop()
         }
 
+        @Test func severalFilesAtOnceShareOneSession() async throws {
+            let net = try await TestNetwork.shared()
+            let pair = try await Pair.make(net)
+            let inbox = temporaryDirectory()
+            let files = try (0..<3).map { try makeFile(bytes: 2_000_000 + $0, name: "many-\($0).bin") }
+            let bobEvents = await pair.bob.events()
+            let bobTakes = Task {
+                await next(bobEvents, within: .seconds(60)) { event -> [String]? in
+                    if case .offered(let offer) = event.event { try? await pair.bob.accept(offer.key, into: inbox) }
+                    guard case .finished = event.event else { return nil }
+                    let names = (try? FileManager.default.contentsOfDirectory(atPath: inbox)) ?? []
+                    let done = names.filter { $0.hasPrefix("many-") }.sorted()
+                    return done.count == files.count ? done : nil
+                }
+            }
+            for (path, _) in files { _ = try await pair.alice.send(at: path, to: net.bob.userId) }
+            #expect(await bobTakes.value == ["many-0.bin", "many-1.bin", "many-2.bin"])
+            for (index, (_, payload)) in files.enumerated() {
+                #expect(FileManager.default.contents(atPath: inbox + "/many-\(index).bin") == Data(payload))
+            }
+            #expect(await pair.aliceSessions.activeSessions.count == 1)
+            await pair.stop()
+        }
+
         @Test func aSessionResumesFromAPartialFileAndACancelReachesTheSender() async throws {
             let net = try await TestNetwork.shared()
             let pair = try await Pair.make(net)
