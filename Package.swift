@@ -244,6 +244,7 @@ let package = Package(
                 "RtcMediaFiles", "CarrierFiles", "CarrierSessions", "RtcFileTransfer", "FileSafety",
             ],
             swiftSettings: strict),
+        .testTarget(name: "AsyncExtrasTests", dependencies: ["AsyncExtras"], swiftSettings: strict),
         .testTarget(
             name: "RtcSDPTests",
             dependencies: ["RtcSDP", "TestSupport"],

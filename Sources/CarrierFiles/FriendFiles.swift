@@ -179,7 +179,8 @@ public actor FriendFiles {
         let timeout = configuration.connectTimeout
         var connected: (Session, DataChannel)?
         if !Task.isCancelled {
-            connected = await withTimeout(timeout) { () -> (Session, DataChannel)? in
+            // A session that never comes up must not hold the file: toxcore takes it at the deadline.
+            connected = await withDeadline(timeout, late: { $0.1.close() }) { () -> (Session, DataChannel)? in
                 guard let session = try? await sessions.session(with: friend) else { return nil }
                 var parameters = DataChannelParameters(label: name, protocol: FriendFileMessage.protocolName)
                 parameters.ordered = true
