@@ -30,8 +30,11 @@ here = os.path.dirname(os.path.abspath(__file__))
 procs = []
 
 
-def start(args, **kwargs):
-    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, **kwargs)
+def start(args, stdout=subprocess.PIPE, **kwargs):
+    """A process in the background. Its stdout is a pipe only when we read it
+    to the end: a pipe nobody reads fills, and `listen`, blocked printing its
+    events, stopped answering its friend (the direct runs hung on that)."""
+    p = subprocess.Popen(args, stdout=stdout, stderr=subprocess.DEVNULL, text=True, **kwargs)
     procs.append(p)
     return p
 
@@ -71,7 +74,7 @@ def ours():
     bob = json.loads(subprocess.run([carrier, "id", "--json", "--data", root + "/bob"], capture_output=True,
                                     text=True).stdout.strip().splitlines()[-1])
     start([carrier, "listen", "--accept-friends", "--receive-dir", root + "/inbox", "--host-ip", "127.0.0.1",
-           "--json", "--data", root + "/bob"] + common)
+           "--json", "--data", root + "/bob"] + common, stdout=subprocess.DEVNULL)
     added = subprocess.run([carrier, "friend", "add", bob["address"], "--wait", "90", "--data", root + "/alice"]
                            + common, capture_output=True, text=True, timeout=150)
     if added.returncode != 0:

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Results go to stdout (one JSON object per line with `--json`); logs,
-/// progress and errors go to stderr.
+/// progress and errors go to stderr, both through `ConsoleWriter` (in order,
+/// never blocking the caller).
 ///
 /// A command the daemon runs for a client writes through `sink` instead:
 /// each line goes back over the control socket to the client's stdout or
@@ -17,12 +18,12 @@ struct Output: Sendable {
 
     func line(_ text: String) {
         if let sink { return sink(.stdout, text) }
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        ConsoleWriter.shared.write(text, to: .stdout)
     }
 
     func log(_ text: String) {
         if let sink { return sink(.stderr, text) }
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        ConsoleWriter.shared.write(text, to: .stderr)
     }
 
     static func encode(_ object: [String: any Sendable]) -> String {

@@ -189,7 +189,7 @@ struct ProgressBar {
             let width = 30
             let filled = Int(fraction * Double(width))
             let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-            FileHandle.standardError.write(Data("\r[\(bar)] \(text)".utf8))
+            ConsoleWriter.shared.write("\r[\(bar)] \(text)", to: .stderr, line: false)
             drawn = true
         } else if percent / 10 != lastTenth {
             lastTenth = percent / 10
@@ -198,7 +198,7 @@ struct ProgressBar {
     }
 
     mutating func finish() {
-        if drawn { FileHandle.standardError.write(Data("\n".utf8)) }
+        if drawn { ConsoleWriter.shared.write("", to: .stderr) }
         drawn = false
     }
 }

@@ -109,4 +109,6 @@ func runCommand(
 
 // Threads may still be signing or in a DTLS handshake when a command exits.
 OpenSSLLifetime.keepThroughExit()
-exit(await runCLI(Array(CommandLine.arguments.dropFirst())))
+let status = await runCLI(Array(CommandLine.arguments.dropFirst()))
+ConsoleWriter.shared.drain()
+exit(status)

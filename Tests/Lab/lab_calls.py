@@ -14,7 +14,8 @@ call passes when it connected, the file arrived intact, and the callee's
 WebM recording holds audio and video. Prints one JSON line per call (case,
 caller, setup steps, the ICE path, MB/s) and "lab calls: N passed, N failed".
 
-After the calls of each case, Alice sends Bob 64 MB with `send-file`
+After the calls of the cone-cone and udpblocked-cone cases, Alice sends Bob
+64 MB with `send-file`
 (a direct session, toxcore if none connects): over a direct session between
 two cone NATs (MB/s printed), and through TURN over TCP or TLS when UDP is
 blocked at Alice's site.
@@ -148,6 +149,8 @@ def call(caller, callee, case, file):
 FILE_MIN_MBPS_CONE = 10
 # Large enough that SCTP's start is a small part of the time.
 FRIEND_FILE_BYTES = 64 << 20
+# The cases a friend file is sent in: the common one, and the hardest way out.
+FILE_CASES = ("cone-cone", "udpblocked-cone")
 
 
 def file_to_friend(sender, receiver, case, file):
@@ -265,9 +268,10 @@ def main():
                     result = call(caller, callee, case, file)
                     print(json.dumps(result, ensure_ascii=False), flush=True)
                     passed, failed = (passed + 1, failed) if result["ok"] else (passed, failed + 1)
-                result = file_to_friend(alice, bob, case, big_file)
-                print(json.dumps(result, ensure_ascii=False), flush=True)
-                passed, failed = (passed + 1, failed) if result["ok"] else (passed, failed + 1)
+                if case in FILE_CASES:
+                    result = file_to_friend(alice, bob, case, big_file)
+                    print(json.dumps(result, ensure_ascii=False), flush=True)
+                    passed, failed = (passed + 1, failed) if result["ok"] else (passed, failed + 1)
             if FAULTS:
                 lab.set_nat("a", "cone")
                 lab.set_nat("b", "cone")

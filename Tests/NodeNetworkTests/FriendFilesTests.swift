@@ -109,6 +109,30 @@ extension FileTransferTests {
             await pair.stop()
         }
 
+        @Test func aRefusalOverTheSessionReachesTheSenderAtOnce() async throws {
+            let net = try await TestNetwork.shared()
+            let pair = try await Pair.make(net)
+            let (source, _) = try makeFile(bytes: 100_000, name: "unwanted-direct.bin")
+            let aliceEvents = await pair.alice.events()
+            let bobEvents = await pair.bob.events()
+            let key = try await pair.alice.send(at: source, to: net.bob.userId)
+            let refused = await next(bobEvents, within: .seconds(60)) { event -> Bool? in
+                guard case .offered(let offer) = event.event, offer.key.sha256 == key.sha256 else { return nil }
+                try? await pair.bob.refuse(offer.key, reason: "no room for it")
+                return event.path == .direct
+            }
+            #expect(refused == true)
+            let end = await next(aliceEvents, within: .seconds(10)) { event -> FriendFileEvent? in
+                if case .finished(key, _) = event.event { return event }
+                return nil
+            }
+            #expect(
+                end
+                    == FriendFileEvent(
+                        .finished(key, .cancelled(byPeer: true, reason: "no room for it")), path: .direct))
+            await pair.stop()
+        }
+
         @Test func severalFilesAtOnceShareOneSession() async throws {
             let net = try await TestNetwork.shared()
             let pair = try await Pair.make(net)
