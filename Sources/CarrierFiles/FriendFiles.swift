@@ -63,8 +63,10 @@ public actor FriendFiles {
     private var reading = 0
     /// Transfers each way on the direct path (as on toxcore's).
     static let maxTransfers = 64
-    /// The ICE pair each direct send ended on (a few hundred bytes each; kept for the node's life).
+    /// The ICE pair the last direct sends ended on, for their reports (at most `maxIcePaths`).
     private var icePaths: [FileTransferKey: IcePath] = [:]
+    private var icePathOrder: [FileTransferKey] = []
+    static let maxIcePaths = 256
 
     /// Files on `node`, the direct path through `sessions` (nil: toxcore only).
     /// `sessions` must list `FriendFileMessage.protocolName` in its
@@ -206,7 +208,7 @@ public actor FriendFiles {
         let pump = Task { for await report in reports { sendReport(key, size: size, report) } }
         outgoing[key] = send
         let outcome = await send.run()
-        icePaths[key] = try? await session.stats().path
+        remember(try? await session.stats().path, of: key)
         outgoing[key] = nil
         reportSink.finish()
         await pump.value
@@ -246,6 +248,13 @@ public actor FriendFiles {
     /// The ICE pair (host, server-reflexive, relayed over UDP, TCP or TLS) that
     /// carried the last bytes of a file sent directly, nil for one that went over toxcore.
     public func icePath(of key: FileTransferKey) -> IcePath? { icePaths[key] }
+
+    /// Keeps the last `maxIcePaths`: a node that sends for weeks does not grow.
+    private func remember(_ path: IcePath?, of key: FileTransferKey) {
+        guard let path else { return }
+        if icePaths.updateValue(path, forKey: key) == nil { icePathOrder.append(key) }
+        while icePathOrder.count > Self.maxIcePaths { icePaths[icePathOrder.removeFirst()] = nil }
+    }
 
     // MARK: Receiving
 
