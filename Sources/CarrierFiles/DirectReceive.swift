@@ -170,7 +170,7 @@ actor DirectReceive {
         let fd = partial.fd
         let digest =
             size == receiver.size
-            ? await Task.detached(priority: .utility) { Sha256.file(fd: fd, size: size) }.value : nil
+            ? await FileDigest.sha256Detached(fd: fd, size: size) : nil
         guard let digest, Sha256.hex(digest) == receiver.sha256 else {
             partial.remove()
             let reason = digest == nil ? "the size or the file's reading failed" : "the SHA-256 differs"

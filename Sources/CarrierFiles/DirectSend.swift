@@ -136,6 +136,8 @@ actor DirectSend {
                 }
                 break
             }
+            // What the peer has costs a wait on the SCTP queue: asked only when a report may be due.
+            guard ContinuousClock.now - lastReport >= progressInterval || sender.allSent else { continue }
             let have = sender.position - min(UInt64(channel.unacknowledgedAmount), sender.position)
             if have != reported, ContinuousClock.now - lastReport >= progressInterval || have == sender.size {
                 reported = have

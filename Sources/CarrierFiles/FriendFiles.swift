@@ -57,8 +57,6 @@ public actor FriendFiles {
     private var tasks: [Task<Void, Never>] = []
     /// Direct offers waiting for the application's answer, each with its expiry.
     private var offerTimers: [FileTransferKey: Task<Void, Never>] = [:]
-    /// Direct receives under way.
-    private var runs: [FileTransferKey: Task<Void, Never>] = [:]
     /// Channels whose offer is being read.
     private var reading = 0
     /// Transfers each way on the direct path (as on toxcore's).
@@ -139,19 +137,7 @@ public actor FriendFiles {
         guard configuration.direct, let sessions else {
             return try await node.sendFile(at: path, to: friend, name: name)
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .invalidArgument("cannot open \(path): \(String(cString: strerror(errno)))") }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            close(fd)
-            throw .invalidArgument("\(path) is not a regular file")
-        }
-        let size = UInt64(info.st_size)
-        guard let sha256 = await Task.detached(priority: .utility, operation: { Sha256.file(fd: fd, size: size) }).value
-        else {
-            close(fd)
-            throw .invalidArgument("cannot read \(path)")
-        }
+        let (fd, size, sha256) = try await FileDigest.openHashed(path)
         let key = FileTransferKey(friend: friend, sha256: sha256, outgoing: true)
         guard outgoing[key] == nil, connecting[key] == nil, !(await node.fileTransfers().contains { $0.key == key })
         else {
@@ -299,7 +285,7 @@ public actor FriendFiles {
         offerTimers[key] = nil
         emit(.accepted(key, offset: offset), .direct)
         let (reports, reportSink) = AsyncStream<DirectReceive.Report>.makeStream()
-        runs[key] = Task {
+        Task {
             let pump = Task { for await report in reports { receiveReport(key, report) } }
             let ending = await receive.run(progressInterval: configuration.progressInterval) {
                 reportSink.yield($0)
@@ -320,7 +306,6 @@ public actor FriendFiles {
 
     private func received(_ key: FileTransferKey, _ ending: DirectReceive.Ending) {
         incoming[key] = nil
-        runs[key] = nil
         switch ending {
         case .finished(let outcome): emit(.finished(key, outcome), .direct)
         case .interrupted(let reason): emit(.interrupted(key, reason: reason), .direct)

@@ -39,20 +39,9 @@ extension Carrier {
         guard files.outgoing.count < Self.maxFileTransfers else {
             throw .queueFull("\(Self.maxFileTransfers) files are being sent already")
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .invalidArgument("cannot open \(path): \(String(cString: strerror(errno)))") }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            close(fd)
-            throw .invalidArgument("\(path) is not a regular file")
-        }
-        let size = UInt64(info.st_size)
+        let (fd, size, sha256) = try await FileDigest.openHashed(path)
         let fileName = SafeFileName.truncated(
             name ?? String(path.split(separator: "/").last ?? "file"), toBytes: Int(TOX_MAX_FILENAME_LENGTH))
-        guard let sha256 = await FileDigest.sha256Detached(fd: fd, size: size) else {
-            close(fd)
-            throw .invalidArgument("cannot read \(path): \(String(cString: strerror(errno)))")
-        }
         let key = FileTransferKey(friend: friend, sha256: sha256, outgoing: true)
         guard !killed else {
             close(fd)

@@ -31,10 +31,8 @@ public struct FriendFileReceiver: Sendable {
     public private(set) var position: UInt64 = 0
     /// The application took the file.
     public private(set) var accepted = false
-    /// This side paused the sender.
-    public private(set) var pausedByUs = false
-    /// The sender paused.
-    public private(set) var pausedByPeer = false
+    /// Who holds a pause.
+    public private(set) var pauses = FriendFilePauses()
     /// The verdict went out: nothing more is expected.
     public private(set) var finished = false
 
@@ -88,13 +86,9 @@ public struct FriendFileReceiver: Sendable {
     public mutating func received(_ message: FriendFileMessage) -> Notice? {
         switch message {
         case .pause:
-            guard !pausedByPeer else { return nil }
-            pausedByPeer = true
-            return .paused
+            return pauses.peer(paused: true) ? .paused : nil
         case .resume:
-            guard pausedByPeer else { return nil }
-            pausedByPeer = false
-            return .resumed
+            return pauses.peer(paused: false) ? .resumed : nil
         case .cancel(let reason):
             return .cancelled(reason)
         case .offer, .accept, .refuse, .verdict:
@@ -103,18 +97,10 @@ public struct FriendFileReceiver: Sendable {
     }
 
     /// This side pauses; the message to send, nil if already paused.
-    public mutating func pause() -> FriendFileMessage? {
-        guard !pausedByUs else { return nil }
-        pausedByUs = true
-        return .pause
-    }
+    public mutating func pause() -> FriendFileMessage? { pauses.pause() }
 
     /// This side resumes; the message to send, nil if it had not paused.
-    public mutating func resume() -> FriendFileMessage? {
-        guard pausedByUs else { return nil }
-        pausedByUs = false
-        return .resume
-    }
+    public mutating func resume() -> FriendFileMessage? { pauses.resume() }
 
     /// The file is verified (or not): the verdict to send; nothing is expected after it.
     public mutating func verdict(ok: Bool, reason: String?) -> FriendFileMessage {

@@ -55,10 +55,8 @@ public struct FriendFileSender: Sendable {
     public private(set) var acceptedOffset: UInt64?
     /// The next byte to send.
     public private(set) var position: UInt64 = 0
-    /// This side paused.
-    public private(set) var pausedByUs = false
-    /// The receiver paused.
-    public private(set) var pausedByPeer = false
+    /// Who holds a pause.
+    public private(set) var pauses = FriendFilePauses()
     private var offerSent = false
     private var refusal: String?
     private var peerCancel: String?
@@ -104,7 +102,7 @@ public struct FriendFileSender: Sendable {
             return .finished(.rejected(verdict.reason ?? (verdict.ok ? "a verdict before the last byte" : "rejected")))
         }
         if closed { return .finished(.interrupted(answered: acceptedOffset != nil)) }
-        guard acceptedOffset != nil, position < size, !pausedByUs, !pausedByPeer, buffered <= highWater else {
+        guard acceptedOffset != nil, position < size, !pauses.any, buffered <= highWater else {
             return .wait
         }
         return .bytes(at: position, count: Int(min(UInt64(blockSize), size - position)))
@@ -135,13 +133,9 @@ public struct FriendFileSender: Sendable {
         case .cancel(let reason):
             peerCancel = peerCancel ?? reason
         case .pause:
-            guard !pausedByPeer else { return nil }
-            pausedByPeer = true
-            return .paused
+            return pauses.peer(paused: true) ? .paused : nil
         case .resume:
-            guard pausedByPeer else { return nil }
-            pausedByPeer = false
-            return .resumed
+            return pauses.peer(paused: false) ? .resumed : nil
         case .verdict(let ok, let reason):
             if verdict == nil { verdict = (ok, reason) }
         case .offer:
@@ -156,18 +150,10 @@ public struct FriendFileSender: Sendable {
     }
 
     /// This side pauses; returns the message to send, nil if already paused.
-    public mutating func pause() -> FriendFileMessage? {
-        guard !pausedByUs else { return nil }
-        pausedByUs = true
-        return .pause
-    }
+    public mutating func pause() -> FriendFileMessage? { pauses.pause() }
 
     /// This side resumes; returns the message to send, nil if it had not paused.
-    public mutating func resume() -> FriendFileMessage? {
-        guard pausedByUs else { return nil }
-        pausedByUs = false
-        return .resume
-    }
+    public mutating func resume() -> FriendFileMessage? { pauses.resume() }
 
     /// This side cancels (told to the peer by the next step).
     public mutating func cancel(reason: String) {
