@@ -1,0 +1,54 @@
+import Testing
+
+@testable import RtcCongestion
+
+/// When probes are asked for, and how big their packets are (µs, bit/s).
+@Suite struct ProbeControllerTests {
+    @Test func probesThreeAndSixTimesTheStartRate() {
+        var probes = ProbeController(start: 300_000, maximum: 10_000_000)
+        #expect(probes.next()?.rate == 900_000)
+        #expect(probes.next()?.rate == 1_800_000)
+        #expect(probes.next() == nil)
+    }
+
+    @Test func noStartProbeFarAboveTheMaximum() {
+        var probes = ProbeController(start: 300_000, maximum: 500_000)
+        #expect(probes.next()?.rate == 500_000)  // 3x capped; 6x is more than twice the maximum
+        #expect(probes.next() == nil)
+    }
+
+    @Test func afterALargeDropProbesEveryTwoSecondsForHalfAMinute() {
+        var probes = ProbeController(start: 300_000, maximum: 10_000_000)
+        while probes.next() != nil {}
+        probes.track(target: 2_000_000, at: 0)
+        probes.track(target: 300_000, at: 1_000_000)  // below 66% of the peak
+        var rates: [Double] = []
+        var now: Int64 = 1_000_000
+        while now < 40_000_000 {
+            now += 500_000
+            probes.track(target: 300_000, at: now)
+            if let probe = probes.next() { rates.append(probe.rate) }
+        }
+        #expect(rates.allSatisfy { $0 == 1_700_000 })
+        #expect((14...15).contains(rates.count), "\(rates.count) probes")
+    }
+
+    @Test func aRecoveredTargetStopsTheProbes() {
+        var probes = ProbeController(start: 300_000, maximum: 10_000_000)
+        while probes.next() != nil {}
+        probes.track(target: 2_000_000, at: 0)
+        probes.track(target: 300_000, at: 1_000_000)
+        probes.track(target: 1_700_000, at: 2_000_000)
+        probes.track(target: 1_700_000, at: 6_000_000)
+        #expect(probes.next() == nil)
+    }
+
+    @Test func aSlowLinkIsProbedWithAFewSmallPackets() {
+        let slow = ProbeCluster(id: 1, rate: 300_000, packets: 5, duration: 15_000)
+        #expect(slow.packetSize == 112)
+        #expect(slow.packetCount == 5)
+        let fast = ProbeCluster(id: 2, rate: 10_000_000, packets: 5, duration: 15_000)
+        #expect(fast.packetSize == 1200)
+        #expect(fast.packetCount == 15)
+    }
+}
