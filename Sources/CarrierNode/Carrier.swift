@@ -162,7 +162,7 @@ public actor Carrier {
         guard let id = UserId(publicKey: key) else { throw .tox(function: "tox_self_get_public_key", code: -1) }
         userId = id
         lastActivity = clock.now
-        recovery = OfflineRecovery(startedAt: clock.now)
+        recovery = OfflineRecovery(startedAt: clock.now, restarts: options.restartsWhenOffline)
         isolation = IsolationCheck(silence: options.aloneAfter)
         let limits = FragmentAssembler<UserId>.Limits(maxTotal: Self.maxInviteSize, timeout: options.fragmentTimeout)
         bulkAssembler = FragmentAssembler(
@@ -194,7 +194,7 @@ public actor Carrier {
         guard !killed else { throw .notRunning }
         guard !running else { return }
         for node in options.bootstrapNodes { bootstrap(node) }
-        recovery = OfflineRecovery(startedAt: clock.now)
+        recovery = OfflineRecovery(startedAt: clock.now, restarts: options.restartsWhenOffline)
         offline = OfflineRecord(since: clock.now)
         let waker = waker
         socketWatch = udpPort().flatMap { SocketWatch(udpPort: $0) { waker.wake() } }

@@ -46,6 +46,11 @@ public struct CarrierOptions: Sendable {
     /// end up talking only to itself). Shorter only in tests.
     public var aloneAfter: Duration = .seconds(60)
 
+    /// Whether a node long off the network starts toxcore afresh
+    /// (`OfflineRecovery`): not a bootstrap node (`tcpRelayPort` set), whose
+    /// port and DHT key others hold, nor a node without bootstrap nodes.
+    public var restartsWhenOffline: Bool { tcpRelayPort == nil && !bootstrapNodes.isEmpty }
+
     /// Options with the defaults above.
     public init(dataDirectory: String? = nil, bootstrapNodes: [BootstrapNode] = []) {
         self.dataDirectory = dataDirectory

@@ -20,6 +20,12 @@
 /// on within seconds. So a node still off the network 20 s after it lost it
 /// (or started; one re-bootstrap later) starts toxcore afresh, and again at
 /// doubling intervals up to every 10 minutes while it stays off.
+///
+/// A bootstrap node (one that serves a TCP relay on a fixed port, as `carrier
+/// node` does) never starts afresh: others reach it by its port and DHT key,
+/// a fresh instance would have a new key, and it could not take the port the
+/// old one holds. Nor does a node without bootstrap nodes: there is nobody
+/// for a fresh instance to ask.
 struct OfflineRecovery: Sendable {
     /// A step to take now.
     enum Step: Equatable, Sendable {
@@ -38,9 +44,14 @@ struct OfflineRecovery: Sendable {
     private var restartDelay = Self.firstRestart
     /// Since when the node has been off the network (nil while on it).
     private(set) var offlineSince: ContinuousClock.Instant?
+    /// Whether starting toxcore afresh is ever due (see above).
+    let restarts: Bool
 
     /// Starts off the network, as a node does.
-    init(startedAt now: ContinuousClock.Instant) { connectionChanged(connected: false, now: now) }
+    init(startedAt now: ContinuousClock.Instant, restarts: Bool = true) {
+        self.restarts = restarts
+        connectionChanged(connected: false, now: now)
+    }
 
     /// What toxcore said of our own connection.
     mutating func connectionChanged(connected: Bool, now: ContinuousClock.Instant) {
@@ -51,7 +62,7 @@ struct OfflineRecovery: Sendable {
         } else {
             if offlineSince == nil { offlineSince = now }
             nextRebootstrap = now + Self.firstRebootstrap
-            nextRestart = nextRestart ?? now + restartDelay
+            if restarts { nextRestart = nextRestart ?? now + restartDelay }
         }
     }
 
@@ -59,7 +70,7 @@ struct OfflineRecovery: Sendable {
     /// usual schedule, and is restarted again later if it stays off.
     mutating func restarted(now: ContinuousClock.Instant) {
         restartDelay = min(restartDelay * 2, Self.longestRestart)
-        nextRestart = now + restartDelay
+        nextRestart = restarts ? now + restartDelay : nil
         rebootstrapDelay = Self.firstRebootstrap
         nextRebootstrap = now + Self.firstRebootstrap
     }

@@ -41,6 +41,17 @@ import Testing
         #expect(gaps.max() == 15 && asked.last.map { $0 >= 3585 } == true, "\(gaps)")
     }
 
+    @Test func aBootstrapNodeOnlyAsksAgainAndNeverStartsAfresh() {
+        var recovery = OfflineRecovery(startedAt: start, restarts: false)
+        let taken = steps(&recovery, upTo: 3600)
+        #expect(!taken.isEmpty && taken.allSatisfy { $0.1 == .rebootstrap })
+        var relay = CarrierOptions(bootstrapNodes: [BootstrapNode(host: "127.0.0.1", port: 33445, publicKey: [])])
+        #expect(relay.restartsWhenOffline)
+        relay.tcpRelayPort = 33445
+        #expect(!relay.restartsWhenOffline)  // `carrier node`: others hold its port and DHT key
+        #expect(!CarrierOptions().restartsWhenOffline)  // nobody for a fresh instance to ask
+    }
+
     @Test func connectedNothingIsDueAndLosingTheNetworkStartsOver() {
         var recovery = OfflineRecovery(startedAt: start)
         #expect(recovery.due(now: start + .seconds(10)) == .rebootstrap)
