@@ -97,13 +97,13 @@ actor DirectReceive {
         self.receiver = receiver
         self.partial = partial
         self.directory = directory
-        try? channel.send(answer.json)
+        channel.tell(answer)
         return receiver.position
     }
 
     /// The application does not take the file; the sender hears the reason at once.
     func refuse(_ reason: String) {
-        try? channel.send(FriendFileMessage.refuse(reason: reason).json)
+        channel.tell(FriendFileMessage.refuse(reason: reason))
         close()
     }
 
@@ -153,9 +153,9 @@ actor DirectReceive {
             case .channel:
                 break
             case .pause:
-                if let message = receiver.pause() { try? channel.send(message.json) }
+                if let message = receiver.pause() { channel.tell(message) }
             case .resume:
-                if let message = receiver.resume() { try? channel.send(message.json) }
+                if let message = receiver.resume() { channel.tell(message) }
             case .cancel(let reason):
                 return end(abandon(partial, reason: reason, failed: false))
             }
@@ -174,24 +174,24 @@ actor DirectReceive {
         guard let digest, Sha256.hex(digest) == receiver.sha256 else {
             partial.remove()
             let reason = digest == nil ? "the size or the file's reading failed" : "the SHA-256 differs"
-            try? channel.send(receiver.verdict(ok: false, reason: reason).json)
+            channel.tell(receiver.verdict(ok: false, reason: reason))
             return .finished(.failed(reason))
         }
         partial.close()
         do {
             let path = try FilePlacement.place(partial.path, in: directory ?? ".", as: name)
-            try? channel.send(receiver.verdict(ok: true, reason: nil).json)
+            channel.tell(receiver.verdict(ok: true, reason: nil))
             return .finished(.completed(path: path, bytes: size))
         } catch {
             unlink(partial.path)
-            try? channel.send(receiver.verdict(ok: false, reason: "\(error)").json)
+            channel.tell(receiver.verdict(ok: false, reason: "\(error)"))
             return .finished(.failed("\(error)"))
         }
     }
 
     /// Ends the transfer here: tells the sender, deletes the partial file.
     private func abandon(_ partial: PartialFile, reason: String, failed: Bool) -> Ending {
-        try? channel.send(FriendFileMessage.cancel(reason: reason).json)
+        channel.tell(FriendFileMessage.cancel(reason: reason))
         partial.remove()
         return .finished(failed ? .failed(reason) : .cancelled(byPeer: false, reason: reason))
     }

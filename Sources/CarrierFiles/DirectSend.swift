@@ -96,9 +96,9 @@ actor DirectSend {
                 open = true  // to step to the end
                 sender.channelClosed()
             case .pause:
-                if let message = sender.pause() { try? channel.send(message.json) }
+                if let message = sender.pause() { channel.tell(message) }
             case .resume:
-                if let message = sender.resume() { try? channel.send(message.json) }
+                if let message = sender.resume() { channel.tell(message) }
             case .cancel(let reason): sender.cancel(reason: reason)
             case .verdictWaitEnded: sender.verdictWaitEnded()
             }
@@ -108,7 +108,7 @@ actor DirectSend {
                 let step = sender.next(buffered: channel.bufferedAmount, highWater: Self.highWater)
                 switch step {
                 case .send(let message):
-                    do { try channel.send(message.json) } catch { sender.channelClosed() }
+                    if !channel.tell(message) { sender.channelClosed() }
                     continue
                 case .bytes(let position, let count):
                     if block.count != count { block = [UInt8](repeating: 0, count: count) }

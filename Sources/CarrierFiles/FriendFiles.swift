@@ -168,12 +168,13 @@ public actor FriendFiles {
         var connected: (Session, DataChannel)?
         if !Task.isCancelled {
             // A session that never comes up must not hold the file: toxcore takes it at the deadline.
-            connected = await withDeadline(timeout, late: { $0.1.close() }) { () -> (Session, DataChannel)? in
+            let open: @Sendable () async -> (Session, DataChannel)? = {
                 guard let session = try? await sessions.session(with: friend) else { return nil }
                 var parameters = DataChannelParameters(label: name, protocol: FriendFileMessage.protocolName)
                 parameters.ordered = true
                 return (try? await session.openChannel(parameters)).map { (session, $0) }
             }
+            connected = await withDeadline(timeout, late: { $0.1.close() }, open)
         }
         connecting[key] = nil
         if Task.isCancelled {

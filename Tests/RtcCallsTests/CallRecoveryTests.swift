@@ -144,7 +144,11 @@ import Testing
 
         let outcome = try await transfer.value
         #expect(outcome.ok && outcome.bytes == UInt64(bytes))
-        #expect(FileManager.default.contents(atPath: root + "/in/payload.bin")?.count == bytes)
+        // Said on a failure: what the receive directory holds (a flake once found the file absent here).
+        let received = (try? FileManager.default.contentsOfDirectory(atPath: root + "/in")) ?? []
+        #expect(
+            FileManager.default.contents(atPath: root + "/in/payload.bin")?.count == bytes,
+            "in/ holds \(received), the sender's outcome \(outcome)")
 
         let outagesAfterBlackout = await relayed.pair.alice.call(callId)?.outages ?? 0
         print("outages after the blackout: \(outagesAfterBlackout), relay \(relayed.relay.currentCounts)")
