@@ -100,6 +100,7 @@ extension MediaSender.Stats {
             .merging(targetBitrate.map { ["targetKbps": $0 / 1000, "followsTarget": followsTarget ?? false] } ?? [:]) {
                 $1
             }
+            .merging(encodedWidth.map { ["encodedWidth": $0, "encodedHeight": encodedHeight ?? 0] } ?? [:]) { $1 }
     }
 }
 
@@ -117,6 +118,7 @@ extension MediaReceiver.Stats {
         if kind == "audio" { object["concealedFrames"] = concealedFrames }
         if kind == "video" {
             object["freezes"] = freezes
+            if let longestFrameGap { object["longestGapMs"] = rounded(longestFrameGap * 1000) }
             object["keyframes"] = keyframesReceived
             object["width"] = width
             object["height"] = height
@@ -139,13 +141,15 @@ func liveStatsLine(_ stats: CallMediaStats, peer: PeerStats?) -> String? {
         if let target = sent.targetBitrate {
             part += sent.followsTarget == false ? " (passed through)" : " at \(target / 1000) kbit/s"
         }
+        if let width = sent.encodedWidth, let height = sent.encodedHeight { part += " \(width)x\(height)" }
         parts.append(part)
     }
     for received in receiving {
         parts.append(
             "↓\(received.kind) \(received.framesDecoded) fr \(received.bytesReceived / 1000) kB lost \(received.packetsLost)"
                 + (received.kind == "video"
-                    ? " nack \(received.nacksSent) pli \(received.plisSent) freezes \(received.freezes)" : ""))
+                    ? " nack \(received.nacksSent) pli \(received.plisSent) freezes \(received.freezes)"
+                        + (received.longestFrameGap.map { " gap \(Int($0 * 1000)) ms" } ?? "") : ""))
     }
     if let congestion = peer?.congestion, !sending.isEmpty {
         var part = "target \(Int(congestion.targetBitrate / 1000)) kbit/s"

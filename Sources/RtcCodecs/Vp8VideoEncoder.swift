@@ -89,6 +89,12 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
         _ = cshim_vpx_control_int(&context, Int32(VP8E_SET_CPUUSED.rawValue), Int32(settings.speed))
         _ = cshim_vpx_control_int(&context, Int32(VP8E_SET_STATIC_THRESHOLD.rawValue), 1)
         _ = cshim_vpx_control_int(&context, Int32(VP8E_SET_NOISE_SENSITIVITY.rawValue), 0)
+        // A keyframe at most 9 times an average frame (libwebrtc's rule: half the
+        // optimal buffer's worth of frames): unbounded, a noisy 640x480 keyframe
+        // took seconds of a 400 kbit/s link and overflowed its queue.
+        _ = cshim_vpx_control_int(
+            &context, Int32(VP8E_SET_MAX_INTRA_BITRATE_PCT.rawValue),
+            Int32(Double(config.rc_buf_optimal_sz) * 0.5 * Double(max(settings.framesPerSecond, 1)) / 10))
     }
 
     /// Aims at another bitrate from the next frame on (congestion control):
@@ -101,6 +107,19 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
             throw .library("vpx_codec_enc_config_set: \(Self.lastError(&context))")
         }
         bitrate = bitsPerSecond
+    }
+
+    /// The quantizer of the last frame encoded, on libvpx's internal 0-127
+    /// scale (VP8E_GET_LAST_QUANTIZER): how coarse the rate control had to
+    /// be. Values near the top at a given rate mean the picture is too large
+    /// for it (libwebrtc's quality scaler acts on it); nil before a frame.
+    public var lastQuantizer: Int? {
+        guard frameIndex > 0 else { return nil }
+        var value: Int32 = -1
+        guard cshim_vpx_control_get_int(&context, Int32(VP8E_GET_LAST_QUANTIZER.rawValue), &value) == VPX_CODEC_OK,
+            value >= 0
+        else { return nil }
+        return Int(value)
     }
 
     deinit { vpx_codec_destroy(&context) }

@@ -118,6 +118,8 @@ public final class ContainerVideoSource: MediaSource, @unchecked Sendable {
     private var origin: Double?
     /// VP8 frames encoded here (0 when passed through).
     public var framesEncoded: Int { pictures.framesEncoded }
+    /// The size its last picture was encoded at.
+    public var encodedSize: (width: Int, height: Int)? { pictures.encodedSize }
 
     /// Opens the file's video track from `start` seconds on (bitrate: from the picture size if nil).
     public init(path: String, start: Double = 0, bitrate: Int? = nil) throws {

@@ -105,6 +105,8 @@ public final class LiveVideoSource: MediaSource, @unchecked Sendable {
     private var origin: ContinuousClock.Instant?
     /// VP8 frames encoded so far.
     public var framesEncoded: Int { encoder.framesEncoded }
+    /// The size its last picture was encoded at.
+    public var encodedSize: (width: Int, height: Int)? { encoder.encodedSize }
     /// Pictures dropped because the application pushed faster than they were sent (a queue of 30).
     public private(set) var droppedPictures = 0
 

@@ -137,7 +137,12 @@ final class MediaPacer: @unchecked Sendable {
                 break
             }
             let encoded = encodedBefore + source.framesEncoded
-            lock.withLock { stats.framesEncoded = encoded }
+            let size = source.encodedSize
+            lock.withLock {
+                stats.framesEncoded = encoded
+                stats.encodedWidth = size?.width
+                stats.encodedHeight = size?.height
+            }
             guard let sample else {
                 guard loop, !emptyAfterRewind else { break }
                 offset += previous + step

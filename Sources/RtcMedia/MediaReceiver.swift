@@ -51,6 +51,8 @@ public final class MediaReceiver: @unchecked Sendable {
         public var concealedFrames = 0
         /// Video: pauses between decoded frames longer than max(3 × the mean interval, mean + 150 ms).
         public var freezes = 0
+        /// Video: the longest pause between two decoded frames, seconds (nil before the second frame).
+        public var longestFrameGap: Double?
         /// The last decoded picture's width.
         public var width = 0
         /// The last decoded picture's height.

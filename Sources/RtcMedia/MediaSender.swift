@@ -22,6 +22,11 @@ public actor MediaSender {
         public var framesSent = 0
         /// Frames encoded here (0 for pass-through sources).
         public var framesEncoded = 0
+        /// The picture size the last video frame was encoded at (nil for audio
+        /// and pass-through): below the source's when the link is too slow for it.
+        public var encodedWidth: Int?
+        /// See `encodedWidth`.
+        public var encodedHeight: Int?
         /// Keyframes sent (video).
         public var keyframesSent = 0
         /// Keyframe requests the peer sent.

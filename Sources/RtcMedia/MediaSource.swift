@@ -34,6 +34,10 @@ public protocol MediaSource: AnyObject, Sendable {
     func requestKeyframe()
     /// Frames this source encoded itself (0 for pass-through sources).
     var framesEncoded: Int { get }
+    /// The picture size its last video frame was encoded at (nil: audio,
+    /// pass-through, or nothing encoded yet); smaller than the source's when
+    /// the link cannot carry that (`ResolutionLadder`).
+    var encodedSize: (width: Int, height: Int)? { get }
     /// The sender stops: a source that waits for its application (a live
     /// source) stops waiting, so that the sender's thread can end. Any thread.
     func stop()
@@ -48,6 +52,8 @@ extension MediaSource {
     public func requestKeyframe() {}
     /// Pass-through sources encode nothing.
     public var framesEncoded: Int { 0 }
+    /// Audio and pass-through sources encode no pictures.
+    public var encodedSize: (width: Int, height: Int)? { nil }
     /// Sources that never wait have nothing to stop.
     public func stop() {}
     /// Pass-through sources send what the file holds, at its rate.

@@ -1,10 +1,13 @@
 import RtcCodecs
+import RtcContainers
 
 /// Pictures to VP8 for sources that learn the picture size only as pictures
 /// come (a container's decoder, an application): an encoder per size, at
 /// about 0.06 bit per pixel per frame (200 kbit/s to 2.5 Mbit/s, about where
 /// browsers start) unless a bitrate is given, and a keyframe when one was
-/// asked for. Used by its source's one sender thread.
+/// asked for. Once congestion control gives a target, the pictures are
+/// shrunk when the link cannot carry their size (`ResolutionLadder`) and
+/// grown back when it can. Used by its source's one sender thread.
 final class PictureEncoder {
     private let framesPerSecond: Int
     private let bitrate: Int?
@@ -14,6 +17,12 @@ final class PictureEncoder {
     private(set) var framesEncoded = 0
     /// The next picture is made a keyframe (a peer's request, a rewind).
     var keyframeWanted = false
+    private var ladder: ResolutionLadder?
+    private let scaler = PictureScaler()
+    private let clock = ContinuousClock()
+    private let started = ContinuousClock.now
+    /// The size the last picture was encoded at.
+    var encodedSize: (width: Int, height: Int)? { encoder.map { ($0.settings.width, $0.settings.height) } }
 
     init(framesPerSecond: Int, bitrate: Int?) {
         self.framesPerSecond = max(framesPerSecond, 1)
@@ -25,6 +34,7 @@ final class PictureEncoder {
     /// a path that carries more gains a small picture nothing.
     func setTarget(_ bitsPerSecond: Int) throws {
         target = bitsPerSecond
+        _ = ladder?.target(bitsPerSecond, at: seconds)
         if let encoder {
             try encoder.setBitrate(
                 cappedTarget(width: encoder.settings.width, height: encoder.settings.height) ?? bitsPerSecond)
@@ -41,14 +51,37 @@ final class PictureEncoder {
     }
 
     /// The picture as one VP8 frame at `time`; nil when the rate control skipped it.
-    func encode(_ picture: VideoFrame, time: Double) throws -> EncodedSample? {
+    func encode(_ source: VideoFrame, time: Double) throws -> EncodedSample? {
+        let picture = scaled(source)
         let encoder = try encoder(for: picture)
         let forced = keyframeWanted
         keyframeWanted = false
         let encoded = try picture.data.withUnsafeBytes { try encoder.encode(i420: $0, keyframe: forced) }
         framesEncoded += 1
+        if target != nil, !encoded.isEmpty, let quantizer = encoder.lastQuantizer {
+            _ = ladder?.encoded(quantizer: quantizer, at: seconds)
+        }
         guard let head = encoded.first else { return nil }
         return EncodedSample(data: encoded.flatMap(\.data), time: time, isKeyframe: head.isKeyframe)
+    }
+
+    private var seconds: Double {
+        let elapsed = clock.now - started
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// The picture at the ladder's size: the source's until congestion control
+    /// gives a target (a call without feedback keeps its size).
+    private func scaled(_ picture: VideoFrame) -> VideoFrame {
+        if ladder?.sourceWidth != picture.width || ladder?.sourceHeight != picture.height {
+            ladder = ResolutionLadder(width: picture.width, height: picture.height, framesPerSecond: framesPerSecond)
+            // A target that came before the first picture picks the size to start at.
+            if let target { _ = ladder?.target(target, at: seconds) }
+        }
+        guard let size = ladder?.size, size.width != picture.width || size.height != picture.height else {
+            return picture
+        }
+        return scaler.scale(picture, width: size.width, height: size.height) ?? picture
     }
 
     /// The encoder for this picture size (made at the first picture; a new size makes a new one).

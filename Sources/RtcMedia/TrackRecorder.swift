@@ -1,4 +1,5 @@
 import RtcCodecs
+import RtcContainers
 import RtcMediaFiles
 
 /// One file a `MediaReceiver` writes for its track, one type per format
@@ -99,10 +100,13 @@ final class IvfRecorder: TrackRecorder {
 /// Decoded pictures, raw, in a Y4M file. Y4M states a frame rate, so the
 /// file opens with the second picture, at the rate their RTP timestamps
 /// show; a track that showed one picture only gets it at 30 fps on close.
+/// Y4M has one picture size: pictures of another (a sender that shrank its
+/// pictures for a slow link) are scaled to the first picture's.
 final class Y4mRecorder: TrackRecorder {
     private let file: String
     private var writer: Y4mWriter?
     private var first: (picture: VideoFrame, timestamp: UInt32)?
+    private let scaler = PictureScaler()
     var path: String? { writer?.path }
 
     init(path: String) { file = path }
@@ -115,11 +119,18 @@ final class Y4mRecorder: TrackRecorder {
             }
             let delta = Double(Int32(bitPattern: timestamp &- first.timestamp))
             let rate = delta > 0 ? min(max(Int((90000 / delta).rounded()), 1), 120) : 30
-            let made = try Y4mWriter(path: file, width: picture.width, height: picture.height, framesPerSecond: rate)
+            let made = try Y4mWriter(
+                path: file, width: first.picture.width, height: first.picture.height, framesPerSecond: rate)
             writer = made
             try made.append(first.picture)
         }
-        try writer?.append(picture)
+        guard let first else { return }
+        let (width, height) = (first.picture.width, first.picture.height)
+        if picture.width == width, picture.height == height {
+            try writer?.append(picture)
+        } else if let resized = scaler.scale(picture, width: width, height: height) {
+            try writer?.append(resized)
+        }
     }
 
     func close() throws(MediaFileError) {

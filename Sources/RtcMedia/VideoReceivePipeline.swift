@@ -108,6 +108,7 @@ struct VideoReceivePipeline: ReceivePipeline {
         guard let last = lastFrameAt else { return }
         let interval = now - last
         if let mean = meanFrameInterval, interval > max(3 * mean, mean + 0.15) { counts.freezes += 1 }
+        counts.longestFrameGap = max(counts.longestFrameGap ?? 0, interval)
         meanFrameInterval = meanFrameInterval.map { $0 * 0.9 + interval * 0.1 } ?? interval
     }
 }

@@ -19,6 +19,13 @@ After the calls of the cone-cone and udpblocked-cone cases, Alice sends Bob
 (a direct session, toxcore if none connects): over a direct session between
 two cone NATs (MB/s printed), and through TURN over TCP or TLS when UDP is
 blocked at Alice's site.
+
+Then (LAB_SHAPED=0 skips it) Alice's uplink becomes a slow link (tc tbf,
+400 kbit/s, 200 ms of queue) and she calls Bob with a picture too large for
+it: her sender must adapt (congestion control, smaller pictures) so Bob
+decodes five sixths of the frames with no gap over 0.5 s and the whole
+audio, with at most 5% dropped at the bottleneck. Then the faults
+(LAB_FAULTS=0 skips them).
 """
 import json
 import os
@@ -41,6 +48,7 @@ CASES = [case for case in lab_rtc.CASES if not lab_rtc.CASES[case][4]]
 FILE_BYTES = 20 << 20
 CALL_SECONDS = 3
 FAULTS = os.environ.get("LAB_FAULTS", "1") != "0"
+SHAPED = os.environ.get("LAB_SHAPED", "1") != "0"
 
 
 class Friend:
@@ -176,6 +184,61 @@ def file_to_friend(sender, receiver, case, file):
             "error": None if ok else (summary.get("error") or result.stderr.strip()[-300:])}
 
 
+# A slow uplink: Alice's router's wan shaped to 400 kbit/s with a 200 ms queue
+# (tc tbf), and a call from her with a picture too large for it (640x480 at
+# 30 fps under heavy noise) and a stereo tone. Bars of the congestion issue:
+# five sixths of the frames decoded, no gap between frames over 0.5 s, the
+# audio whole, at most 5% of the packets dropped at the bottleneck.
+SHAPED_KBIT = 400
+SHAPED_QUEUE_MS = 200
+SHAPED_CALL_SECONDS = 20
+
+
+def noisy_video(work):
+    path = os.path.join(work, "noisy-640x480.y4m")
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x480:rate=30", "-vf",
+                    "noise=alls=25:allf=t+u", "-t", "2", "-pix_fmt", "yuv420p", path], check=True)
+    return path
+
+
+def shaped_call(lab, alice, bob, video):
+    """Alice calls Bob through her shaped uplink; Bob's received stats judge it."""
+    lab.set_nat("a", "cone")
+    lab.set_nat("b", "cone")
+    lab.shape("a", SHAPED_KBIT, SHAPED_QUEUE_MS)
+    bob.drain()
+    started = time.monotonic()
+    try:
+        result = alice.run(["call", bob.user_id, "--audio", os.path.join(ROOT, "media", "tone-440-660.wav"),
+                            "--video", video, "--loop", "--duration", str(SHAPED_CALL_SECONDS), "--wait", "90",
+                            "--json"], SHAPED_CALL_SECONDS + 120)
+        packets, drops = lab.shaped_counts("a")
+    finally:
+        lab.unshape("a")
+    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
+    summary = json.loads(lines[-1]) if lines else {}
+    ended = None
+    try:
+        ended = bob.wait_for(lambda e: e.get("event") == "callEnded" and e.get("callId") == summary.get("callId"),
+                             30, "end of the call")
+    except netlab.LabError:
+        pass
+    received = {item.get("kind"): item for item in (ended or {}).get("received", [])}
+    video_in, audio_in = received.get("video", {}), received.get("audio", {})
+    sent_video = next((item for item in summary.get("media", {}).get("sent", []) if item.get("kind") == "video"), {})
+    frames = video_in.get("framesDecoded", 0)
+    gap = video_in.get("longestGapMs")
+    audio_seconds = round(audio_in.get("framesDecoded", 0) * 0.02, 1)
+    ok = bool(summary.get("connected")) and frames >= SHAPED_CALL_SECONDS * 30 * 5 / 6 and gap is not None \
+        and gap < 500 and audio_seconds >= SHAPED_CALL_SECONDS - 1 and drops <= 0.05 * max(packets + drops, 1)
+    return {"shaped": f"{SHAPED_KBIT} kbit/s, {SHAPED_QUEUE_MS} ms queue", "ok": ok, "framesDecoded": frames,
+            "longestGapMs": gap, "freezes": video_in.get("freezes"), "audioSeconds": audio_seconds,
+            "encoded": f"{sent_video.get('encodedWidth')}x{sent_video.get('encodedHeight')}",
+            "targetKbps": sent_video.get("targetKbps"), "bottleneckPackets": packets, "bottleneckDrops": drops,
+            "seconds": round(time.monotonic() - started, 1),
+            "error": None if ok else (summary.get("error") or result.stderr.strip()[-300:])}
+
+
 FAULT_CALL_SECONDS = 24
 
 
@@ -272,6 +335,10 @@ def main():
                     result = file_to_friend(alice, bob, case, big_file)
                     print(json.dumps(result, ensure_ascii=False), flush=True)
                     passed, failed = (passed + 1, failed) if result["ok"] else (passed, failed + 1)
+            if SHAPED:
+                result = shaped_call(lab, alice, bob, noisy_video(work))
+                print(json.dumps(result, ensure_ascii=False), flush=True)
+                passed, failed = (passed + 1, failed) if result["ok"] else (passed, failed + 1)
             if FAULTS:
                 lab.set_nat("a", "cone")
                 lab.set_nat("b", "cone")

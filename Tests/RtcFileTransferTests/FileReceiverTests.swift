@@ -86,7 +86,7 @@ import Testing
     @Test func aWholeFileIsPlacedThenAcked() throws {
         var receiver = BinaryReceiver(directory: directory, maxSize: 100)
         let data = Array("twelve bytes".utf8)
-        var digest = Sha256()
+        let digest = Sha256()
         digest.update(data)
         let sha256 = Sha256.hex(digest.finish())
         #expect(receiver.header(name: "a/b.txt", size: 12, sha256: sha256.uppercased()).isEmpty)

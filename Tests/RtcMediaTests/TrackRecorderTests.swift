@@ -59,6 +59,18 @@ import Testing
         #expect(one.framesPerSecond == 30 && one.frameCount == 1)
     }
 
+    @Test func y4mKeepsItsFirstSizeWhenTheSenderShrinksItsPictures() throws {
+        let recorder = Y4mRecorder(path: directory + "/sizes.y4m")
+        try recorder.picture(.grey(width: 64, height: 48), timestamp: 0)
+        try recorder.picture(.grey(width: 48, height: 36), timestamp: 3000)  // a sender a rung down
+        try recorder.picture(.grey(width: 32, height: 24), timestamp: 6000)
+        try recorder.picture(.grey(width: 64, height: 48), timestamp: 9000)
+        try recorder.close()
+        let y4m = try Y4mFile(path: directory + "/sizes.y4m")
+        #expect(y4m.width == 64 && y4m.height == 48 && y4m.frameCount == 4)
+        #expect(y4m.frames.allSatisfy { $0 == .grey(width: 64, height: 48) })
+    }
+
     @Test func oggKeepsThePacketsAndIgnoresTheRest() throws {
         let recorder = OggRecorder(path: directory + "/a.opus")
         try recorder.pcm([1, 2])  // not its format

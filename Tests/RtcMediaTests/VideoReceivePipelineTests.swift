@@ -125,6 +125,8 @@ import Testing
             for packet in frame { _ = pipeline.receive(packet, now: now) }
         }
         #expect(pipeline.stats.freezes == 1 && pipeline.stats.framesDecoded == 12)
+        let gap = try #require(pipeline.stats.longestFrameGap)
+        #expect(abs(gap - (0.5 + 1.0 / 30)) < 0.001, "longest gap \(gap) s")
     }
 
     @Test func flushGivesUpGapsAndEndsWithoutFeedback() throws {

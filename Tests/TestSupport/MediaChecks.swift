@@ -26,6 +26,26 @@ public enum MediaChecks {
         MediaAnalysis.meanPsnr(received: received, source: source, window: window)
     }
 
+    /// A Y4M of a moving test picture under heavy noise, hard to compress (a
+    /// slow link cannot carry it at full size), made with ffmpeg in a temporary
+    /// directory; the caller removes the file.
+    public static func noisyVideo(width: Int, height: Int, framesPerSecond: Int, seconds: Double) throws -> String {
+        let path = temporaryDirectory("noisy-video") + "/noisy.y4m"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        process.arguments = [
+            "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(width)x\(height):rate=\(framesPerSecond)",
+            "-vf", "noise=alls=25:allf=t+u", "-t", "\(seconds)", "-pix_fmt", "yuv420p", path,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: ["reason": "ffmpeg could not make \(path)"])
+        }
+        return path
+    }
+
     /// Runs ffprobe on a file: its format's duration in seconds, nil if ffprobe cannot read it.
     public static func ffprobeDuration(_ path: String) -> Double? {
         let process = Process()

@@ -1,0 +1,120 @@
+/// The picture size a video sender encodes at when the link cannot carry its
+/// source's size (libwebrtc's quality scaler, in the same spirit). Pure: the
+/// encoder's quantizer, the target rate and the time come in, a size comes out.
+///
+/// Rungs are 3/4 of each other in each dimension (640x480, 480x360, 320x240,
+/// 240x180, 160x120), as Chromium steps. The quantizer says whether a size
+/// is too large for the rate better than any bits-per-pixel rule, since a
+/// noisy picture needs many times the bits of a still one: averaged over at
+/// least a second and 10 frames, above 95 (of libvpx's 0-127) a rung down,
+/// below 29 a rung up. Going up waits 5 s after a change, and twice as long
+/// each time a rung up had to be given back within 10 s, so a link at the
+/// edge between two sizes does not flip between them (each change costs a
+/// keyframe). A target below a tenth of what the size takes at 0.1 bit per
+/// pixel goes down at once, without waiting for the quantizer: the estimate
+/// fell, and every frame at the old size would be late. Before the first
+/// frame, the first target picks the largest rung it can start at (about
+/// 1.3 bit/s per pixel: 640x360 from 300 kbit/s, 640x480 from 400, near
+/// libwebrtc's start table), so a call does not open with a keyframe far too
+/// large for its link.
+struct ResolutionLadder: Sendable {
+    /// libwebrtc's VP8 thresholds on the internal quantizer (0-127).
+    static let highQuantizer = 95
+    static let lowQuantizer = 29
+    static let window = 1.0
+    static let windowFrames = 10
+    static let firstUpWait = 5.0
+    static let longestUpWait = 60.0
+    /// Each rung as a fraction of the source's width and height.
+    static let rungs: [(numerator: Int, denominator: Int)] = [(1, 1), (3, 4), (1, 2), (3, 8), (1, 4)]
+    /// No rung below this width or height (a picture too small to be worth sending).
+    static let smallestWidth = 128
+    static let smallestHeight = 96
+
+    let sourceWidth: Int
+    let sourceHeight: Int
+    let framesPerSecond: Int
+    /// The rung in use: 0 is the source's size.
+    private(set) var rung = 0
+    private var quantizerSum = 0
+    private var quantizerCount = 0
+    private var windowStart: Double?
+    private var lastChange: Double?
+    private var lastUp: Double?
+    private var upWait = Self.firstUpWait
+    /// Whether a frame was encoded or a target came (the start rung is chosen once).
+    private var started = false
+    static let startBitsPerPixel = 1.3
+
+    init(width: Int, height: Int, framesPerSecond: Int) {
+        sourceWidth = width
+        sourceHeight = height
+        self.framesPerSecond = max(framesPerSecond, 1)
+    }
+
+    /// The size to encode at now (even, as VP8 wants it).
+    var size: (width: Int, height: Int) { Self.size(rung: rung, width: sourceWidth, height: sourceHeight) }
+
+    static func size(rung: Int, width: Int, height: Int) -> (width: Int, height: Int) {
+        let (numerator, denominator) = rungs[rung]
+        return (max(width * numerator / denominator & ~1, 2), max(height * numerator / denominator & ~1, 2))
+    }
+
+    /// The lowest rung this source may use.
+    private var lowestRung: Int {
+        var lowest = 0
+        while lowest + 1 < Self.rungs.count {
+            let next = Self.size(rung: lowest + 1, width: sourceWidth, height: sourceHeight)
+            guard next.width >= Self.smallestWidth, next.height >= Self.smallestHeight else { break }
+            lowest += 1
+        }
+        return lowest
+    }
+
+    /// One frame encoded with this quantizer at `time` (seconds, monotonic);
+    /// true when the size changes from the next picture on.
+    mutating func encoded(quantizer: Int, at time: Double) -> Bool {
+        started = true
+        let start = windowStart ?? time
+        windowStart = start
+        quantizerSum += quantizer
+        quantizerCount += 1
+        guard time - start >= Self.window, quantizerCount >= Self.windowFrames else { return false }
+        let average = quantizerSum / quantizerCount
+        (quantizerSum, quantizerCount, windowStart) = (0, 0, nil)
+        if average > Self.highQuantizer { return down(at: time) }
+        if average < Self.lowQuantizer, rung > 0, time - (lastChange ?? -.infinity) >= upWait {
+            rung -= 1
+            lastChange = time
+            lastUp = time
+            return true
+        }
+        return false
+    }
+
+    /// Congestion control's share for the track; true when the size changes.
+    mutating func target(_ bitsPerSecond: Int, at time: Double) -> Bool {
+        if !started {
+            started = true
+            let startRung = (0...lowestRung).first { rung in
+                let (width, height) = Self.size(rung: rung, width: sourceWidth, height: sourceHeight)
+                return Double(width * height) * Self.startBitsPerPixel <= Double(bitsPerSecond)
+            }
+            rung = startRung ?? lowestRung
+            if rung > 0 { lastChange = time }
+            return rung > 0
+        }
+        let (width, height) = size
+        let floor = Double(width * height * framesPerSecond) * 0.1 / 10
+        return Double(bitsPerSecond) < floor ? down(at: time) : false
+    }
+
+    private mutating func down(at time: Double) -> Bool {
+        guard rung < lowestRung else { return false }
+        if let lastUp, time - lastUp < 10 { upWait = min(upWait * 2, Self.longestUpWait) }
+        rung += 1
+        lastChange = time
+        (quantizerSum, quantizerCount, windowStart) = (0, 0, nil)
+        return true
+    }
+}

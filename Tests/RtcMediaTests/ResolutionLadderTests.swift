@@ -1,0 +1,97 @@
+import Testing
+
+@testable import RtcMedia
+
+/// The sender's picture size on chosen quantizers, targets and times (s).
+@Suite struct ResolutionLadderTests {
+    /// A second of frames at 30 fps with this quantizer, from `start`; whether the size changed.
+    private func second(_ ladder: inout ResolutionLadder, quantizer: Int, from start: Double) -> Bool {
+        var changed = false
+        for frame in 0...30 where ladder.encoded(quantizer: quantizer, at: start + Double(frame) / 30) {
+            changed = true
+        }
+        return changed
+    }
+
+    @Test func coarseQuantizersStepDownARungASecondToTheSmallestSize() {
+        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        var sizes: [String] = []
+        for start in 0..<6 {
+            _ = second(&ladder, quantizer: 110, from: Double(start) * 1.1)
+            sizes.append("\(ladder.size.width)x\(ladder.size.height)")
+        }
+        #expect(sizes == ["480x360", "320x240", "240x180", "160x120", "160x120", "160x120"])
+    }
+
+    @Test func aSmallSourceStopsAboveAHundredAndTwentyEightPixels() {
+        var ladder = ResolutionLadder(width: 320, height: 240, framesPerSecond: 15)
+        for start in 0..<5 { _ = second(&ladder, quantizer: 120, from: Double(start) * 1.1) }
+        #expect(ladder.size.width == 160 && ladder.size.height == 120)
+    }
+
+    @Test func middlingQuantizersKeepTheSize() {
+        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        var changes = 0
+        for start in 0..<20 where second(&ladder, quantizer: 60, from: Double(start) * 1.1) { changes += 1 }
+        #expect(changes == 0)
+        #expect(ladder.rung == 0)
+    }
+
+    @Test func fineQuantizersStepBackUpAfterFiveSeconds() {
+        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = second(&ladder, quantizer: 110, from: 0)
+        #expect(ladder.rung == 1)
+        // The link came back at once: still the smaller size until 5 s after the change.
+        let early = [1.1, 2.2].map { second(&ladder, quantizer: 20, from: $0) }
+        #expect(early == [false, false])
+        var upAt: Double?
+        for start in stride(from: 3.3, to: 10, by: 1.1) where second(&ladder, quantizer: 20, from: start) {
+            upAt = start
+            break
+        }
+        #expect(ladder.rung == 0)
+        #expect(upAt.map { $0 >= 4 && $0 <= 6 } == true, "up at \(String(describing: upAt))")
+    }
+
+    @Test func aRungUpGivenBackSoonWaitsTwiceAsLongNextTime() {
+        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = second(&ladder, quantizer: 110, from: 0)  // down at ~1 s
+        var time = 1.1
+        while ladder.rung == 1 {
+            _ = second(&ladder, quantizer: 20, from: time)
+            time += 1.1
+        }
+        _ = second(&ladder, quantizer: 110, from: time)  // given back within 10 s
+        time += 1.1
+        let downAt = time
+        while ladder.rung == 1, time < 40 {
+            _ = second(&ladder, quantizer: 20, from: time)
+            time += 1.1
+        }
+        #expect(ladder.rung == 0)
+        #expect(time - downAt >= 10, "up again after \(time - downAt) s")
+    }
+
+    @Test func theFirstTargetPicksTheSizeToStartAt() {
+        let starts = [1_000_000, 400_000, 300_000, 100_000, 10_000].map { rate in
+            var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+            _ = ladder.target(rate, at: 0)
+            return "\(ladder.size.width)x\(ladder.size.height)"
+        }
+        #expect(starts == ["640x480", "640x480", "480x360", "320x240", "160x120"])
+        // Once frames went out at a size, a target only moves it by the rules below.
+        var running = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = running.encoded(quantizer: 50, at: 0)
+        _ = running.target(300_000, at: 0.1)
+        #expect(running.rung == 0)
+    }
+
+    @Test func aTargetFarBelowTheSizeStepsDownAtOnce() {
+        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = ladder.encoded(quantizer: 50, at: 0)
+        let enough = ladder.target(300_000, at: 0)
+        let tooLittle = ladder.target(60_000, at: 0.1)  // under 0.01 bit per pixel at 640x480@30 (92 kbit/s)
+        #expect(!enough && tooLittle)
+        #expect(ladder.size.width == 480)
+    }
+}
