@@ -36,6 +36,7 @@ As a program: `netlab.py up` builds the lab and prints its namespace names,
 `netlab.py down PREFIX` removes one. As a module: `with Lab() as lab:`.
 Needs root (CI runs as root), iproute2 and nftables (scripts/setup.sh).
 """
+import json
 import os
 import shutil
 import subprocess
@@ -182,6 +183,23 @@ table ip lab {{
             self.sh(router, "ip", "addr", "del", old, "dev", "wan")
         self.sh(router, "ip", "addr", "add", f"{ip}/24", "dev", "wan")
         self.flush_mappings(site)
+
+    def shape(self, site, kbit, queue_ms):
+        """Makes a site's upstream a slow link: a token bucket (tc tbf) on its
+        router's wan at `kbit` kbit/s with `queue_ms` of queue (a DSL or LTE
+        uplink; what does not fit the queue is dropped and counted)."""
+        self.sh("r" + site, "tc", "qdisc", "replace", "dev", "wan", "root", "tbf", "rate", f"{kbit}kbit",
+                "burst", "4000", "latency", f"{queue_ms}ms")
+
+    def shaped_counts(self, site):
+        """What went through the site's shaped uplink, and what it dropped: (packets, drops)."""
+        shown = json.loads(self.sh("r" + site, "tc", "-s", "-j", "qdisc", "show", "dev", "wan").stdout or "[]")
+        tbf = next((q for q in shown if q.get("kind") == "tbf"), {})
+        return tbf.get("packets", 0), tbf.get("drops", 0)
+
+    def unshape(self, site):
+        """Takes the shaping off a site's uplink."""
+        self.sh("r" + site, "tc", "qdisc", "del", "dev", "wan", "root", check=False)
 
     def set_link(self, site, up):
         """Takes the link between a site and its router down or up."""

@@ -155,6 +155,9 @@ func liveStatsLine(_ stats: CallMediaStats, peer: PeerStats?) -> String? {
         var part = "target \(Int(congestion.targetBitrate / 1000)) kbit/s"
         if let acknowledged = congestion.acknowledgedBitrate { part += " acked \(Int(acknowledged / 1000))" }
         part += " loss \(rounded(congestion.loss * 100))%"
+        // The delay detector's verdict when it is not "normal": why the target moves.
+        if congestion.usage != "normal" { part += " \(congestion.usage)" }
+        if congestion.applicationLimited { part += " app-limited" }
         parts.append(part)
     }
     if let rtt = peer?.roundTripTime ?? peer?.congestion?.roundTripTime {

@@ -189,7 +189,7 @@ def file_to_friend(sender, receiver, case, file):
 # 30 fps under heavy noise) and a stereo tone. Bars of the congestion issue:
 # five sixths of the frames decoded, no gap between frames over 0.5 s, the
 # audio whole, at most 5% of the packets dropped at the bottleneck.
-SHAPED_KBIT = 400
+SHAPED_KBIT = int(os.environ.get("LAB_SHAPED_KBIT", "400"))
 SHAPED_QUEUE_MS = 200
 SHAPED_CALL_SECONDS = 20
 
@@ -205,9 +205,14 @@ def shaped_call(lab, alice, bob, video):
     """Alice calls Bob through her shaped uplink; Bob's received stats judge it."""
     lab.set_nat("a", "cone")
     lab.set_nat("b", "cone")
-    lab.shape("a", SHAPED_KBIT, SHAPED_QUEUE_MS)
+    if SHAPED_KBIT:  # LAB_SHAPED_KBIT=0: the same call unshaped, to compare
+        lab.shape("a", SHAPED_KBIT, SHAPED_QUEUE_MS)
     bob.drain()
     started = time.monotonic()
+    # LAB_CAPTURE=1: the headers of what Alice sends, before her router's shaper, into shaped.pcap.
+    capture = lab.start("ra", ["tcpdump", "-i", "lan", "-s", "96", "-w",
+                               os.path.join(os.path.dirname(alice.data), "shaped.pcap"), "udp"],
+                        stderr=subprocess.DEVNULL) if os.environ.get("LAB_CAPTURE") else None
     try:
         result = alice.run(["call", bob.user_id, "--audio", os.path.join(ROOT, "media", "tone-440-660.wav"),
                             "--video", video, "--loop", "--duration", str(SHAPED_CALL_SECONDS), "--wait", "90",
@@ -215,6 +220,10 @@ def shaped_call(lab, alice, bob, video):
         packets, drops = lab.shaped_counts("a")
     finally:
         lab.unshape("a")
+        if capture:
+            capture.terminate()
+    with open(os.path.join(os.path.dirname(alice.data), "shaped-call.log"), "w") as log:
+        log.write(result.stderr)  # the call's line each second: target, sizes, loss
     lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
     summary = json.loads(lines[-1]) if lines else {}
     ended = None
