@@ -28,7 +28,10 @@ public struct ProbeCluster: Equatable, Sendable {
 /// does not creep up from its start rate for tens of seconds; and after a
 /// large drop, every two seconds for half a minute at 85% of the rate the
 /// path carried before it, so a link that comes back is used again within
-/// seconds instead of 8% a second.
+/// seconds instead of 8% a second. A probe the path carried (70% of its rate
+/// or more arrived) is followed by one at twice what arrived, up to the
+/// maximum, as libwebrtc's exponential probing does: a 2 Mbit/s link is
+/// found from a 900 kbit/s probe in two more bursts.
 struct ProbeController {
     static let recoveryInterval: Int64 = 2_000_000
     static let recoveryWindow: Int64 = 30_000_000
@@ -38,7 +41,10 @@ struct ProbeController {
     static let minimumDuration: Int64 = 15_000
 
     private var pending: [ProbeCluster] = []
+    /// The rates of the bursts sent and not yet measured, by id (a few at a time).
+    private var asked: [Int: Double] = [:]
     private var nextId = 1
+    static let furtherProbeShare = 0.7
     private(set) var peak: (rate: Double, time: Int64)?
     private var dropTime: Int64?
     private var lastRecoveryProbe: Int64?
@@ -54,7 +60,16 @@ struct ProbeController {
     private mutating func enqueue(rate: Double) {
         pending.append(
             ProbeCluster(id: nextId, rate: rate, packets: Self.minimumPackets, duration: Self.minimumDuration))
+        asked[nextId] = rate
+        asked = asked.filter { $0.key > nextId - 8 }
         nextId += 1
+    }
+
+    /// A burst was measured: the path carried `rate`. Probes further when it carried most of what was asked.
+    mutating func measured(cluster id: Int, rate: Double) {
+        guard let wanted = asked.removeValue(forKey: id), rate >= wanted * Self.furtherProbeShare else { return }
+        let next = min(2 * rate, maximum)
+        if next > rate * 1.1, pending.isEmpty { enqueue(rate: next) }
     }
 
     /// Follows the target: notes the peak, and schedules recovery probes after a large drop.

@@ -129,6 +129,7 @@ public struct SendSideEstimator: Sendable {
                 let probed = probeResults.add(result, expected: probeSent[cluster] ?? 0)
             {
                 probeSent[cluster] = nil
+                probes.measured(cluster: cluster, rate: probed)
                 // A probe only ever raises the estimate; a failed one says nothing new.
                 if probed > aimd.rate {
                     aimd.set(rate: probed, at: now)

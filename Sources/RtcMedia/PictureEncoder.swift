@@ -34,7 +34,10 @@ final class PictureEncoder {
     /// a path that carries more gains a small picture nothing.
     func setTarget(_ bitsPerSecond: Int) throws {
         target = bitsPerSecond
-        _ = ladder?.target(bitsPerSecond, at: seconds)
+        if let size = ladder?.size {
+            let cap = bitrate ?? 2 * sizeRate(width: size.width, height: size.height)
+            _ = ladder?.target(bitsPerSecond, at: seconds, cap: cap)
+        }
         if let encoder {
             try encoder.setBitrate(
                 cappedTarget(width: encoder.settings.width, height: encoder.settings.height) ?? bitsPerSecond)

@@ -7,7 +7,9 @@
 /// is too large for the rate better than any bits-per-pixel rule, since a
 /// noisy picture needs many times the bits of a still one: averaged over at
 /// least a second and 10 frames, above 95 (of libvpx's 0-127) a rung down,
-/// below 29 a rung up. Going up waits 5 s after a change, and twice as long
+/// below 29 a rung up, and so does a target above what the encoder takes at
+/// the size (`PictureEncoder` caps it at twice the size's need). Going up
+/// waits 5 s after a change, and twice as long
 /// each time a rung up had to be given back within 10 s, so a link at the
 /// edge between two sizes does not flip between them (each change costs a
 /// keyframe). A target below a tenth of what the size takes at 0.1 bit per
@@ -83,17 +85,15 @@ struct ResolutionLadder: Sendable {
         let average = quantizerSum / quantizerCount
         (quantizerSum, quantizerCount, windowStart) = (0, 0, nil)
         if average > Self.highQuantizer { return down(at: time) }
-        if average < Self.lowQuantizer, rung > 0, time - (lastChange ?? -.infinity) >= upWait {
-            rung -= 1
-            lastChange = time
-            lastUp = time
-            return true
-        }
-        return false
+        return average < Self.lowQuantizer ? up(at: time) : false
     }
 
     /// Congestion control's share for the track; true when the size changes.
-    mutating func target(_ bitsPerSecond: Int, at time: Double) -> Bool {
+    /// `cap` is the most the encoder takes at the current size: a share above
+    /// it is a rung up (after the same wait as the quantizer's), since at a
+    /// small size the encoder cannot spend the bits that would lower its
+    /// quantizer, and a noisy picture would stay small for good.
+    mutating func target(_ bitsPerSecond: Int, at time: Double, cap: Int = .max) -> Bool {
         if !started {
             started = true
             let startRung = (0...lowestRung).first { rung in
@@ -106,7 +106,18 @@ struct ResolutionLadder: Sendable {
         }
         let (width, height) = size
         let floor = Double(width * height * framesPerSecond) * 0.1 / 10
-        return Double(bitsPerSecond) < floor ? down(at: time) : false
+        if Double(bitsPerSecond) < floor { return down(at: time) }
+        if bitsPerSecond > cap { return up(at: time) }
+        return false
+    }
+
+    private mutating func up(at time: Double) -> Bool {
+        guard rung > 0, time - (lastChange ?? -.infinity) >= upWait else { return false }
+        rung -= 1
+        lastChange = time
+        lastUp = time
+        (quantizerSum, quantizerCount, windowStart) = (0, 0, nil)
+        return true
     }
 
     private mutating func down(at time: Double) -> Bool {

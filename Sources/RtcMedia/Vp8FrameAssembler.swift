@@ -33,6 +33,9 @@ public struct Vp8FrameAssembler: Sendable {
             waitingForKeyframe = true
             return output
         case .packet(let packet):
+            // Padding only (a sender's probe burst, RFC 3550 §5.1): it keeps the
+            // sequence whole in the jitter buffer and belongs to no frame.
+            if packet.payload.isEmpty { return [] }
             var output: [Output] = []
             if let first = packets.first, first.timestamp != packet.timestamp {
                 // The previous frame never saw its marker: incomplete.

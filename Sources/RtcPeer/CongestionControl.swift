@@ -45,17 +45,25 @@ final class CongestionControl: @unchecked Sendable {
 
     var isActive: Bool { lock.withLock { extensionId != nil } }
 
-    /// Gives a packet about to leave its transport-wide sequence number.
-    func stamp(_ packet: inout RtpPacket) {
+    /// Gives a packet about to leave its transport-wide sequence number (and
+    /// counts it in a probe burst when `probeCluster` names one).
+    func stamp(_ packet: inout RtpPacket, probeCluster: Int? = nil) {
         lock.withLock {
             guard let id = extensionId else { return }
             // Header, the extension block and the payload: what the link carries of it, near enough.
-            let size = 12 + 4 + packet.extensions.reduce(0) { $0 + 1 + $1.data.count } + 3 + packet.payload.count
-            let sent = estimator.packetSent(size: size, at: now())
+            let size =
+                12 + 4 + packet.extensions.reduce(0) { $0 + 1 + $1.data.count } + 3 + packet.payload.count
+                + Int(packet.paddingLength)
+            let sent = estimator.packetSent(size: size, at: now(), probeCluster: probeCluster)
             let sequence = UInt16(truncatingIfNeeded: sent.sequence)
             packet.extensions.removeAll { $0.id == id }
             packet.extensions.append(.init(id: id, data: [UInt8(sequence >> 8), UInt8(sequence & 0xFF)]))
         }
+    }
+
+    /// The probe burst the estimator wants sent now, if any (only while negotiated).
+    func nextProbe() -> ProbeCluster? {
+        lock.withLock { extensionId == nil ? nil : estimator.nextProbe(at: now()) }
     }
 
     /// Notes an incoming packet's arrival, if it carries the extension.

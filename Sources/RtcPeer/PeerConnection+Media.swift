@@ -152,6 +152,7 @@ extension PeerConnection {
                 try? await Task.sleep(for: CongestionControl.feedbackInterval)
                 guard let self else { return }
                 self.sendCongestionFeedback()
+                self.sendProbeIfDue()
             }
         }
     }

@@ -128,6 +128,33 @@ final class RtpSending: @unchecked Sendable {
         return (packets, first)
     }
 
+    /// A padding-only packet (RFC 3550 §5.1) on a video stream that has sent,
+    /// numbered next in its sequence and kept for NACKs like any other: a
+    /// probe burst's packet (`ProbeBurst`). It carries the stream's last
+    /// timestamp and no payload, so receivers skip it between frames; nil when
+    /// no video stream has sent yet.
+    func paddingPacket(padding: Int) -> RtpPacket? {
+        lock.withLock {
+            guard
+                let ssrc = streams.first(where: { $0.value.section.clockRate == 90000 && $0.value.lastSent != nil })?
+                    .key,
+                var stream = streams[ssrc], let payloadType = stream.section.payloadType, stream.section.sends
+            else { return nil }
+            var packet = RtpPacket(
+                payloadType: payloadType, sequenceNumber: stream.sequence, timestamp: stream.lastTimestamp, ssrc: ssrc,
+                payload: [])
+            packet.paddingLength = UInt8(clamping: max(padding, 1))
+            if let id = stream.section.midExtensionId {
+                packet.extensions = [RtpPacket.HeaderExtensionElement(id: id, data: Array(stream.section.mid.utf8))]
+            }
+            stream.sequence &+= 1
+            stream.packets &+= 1
+            streams[ssrc] = stream
+            cache.store(packet)
+            return packet
+        }
+    }
+
     /// The packets a NACK asks for that are still kept.
     func retransmissions(ssrc: UInt32, sequences: [UInt16]) -> [RtpPacket] {
         lock.withLock { cache.packets(ssrc: ssrc, sequences: sequences) }

@@ -43,6 +43,24 @@ import Testing
         #expect(probes.next() == nil)
     }
 
+    @Test func aProbeThePathCarriedIsFollowedByOneAtTwiceTheRate() {
+        var probes = ProbeController(start: 300_000, maximum: 2_500_000)
+        let first = probes.next()
+        let second = probes.next()
+        probes.measured(cluster: first?.id ?? 0, rate: 850_000)  // 94% of 900 kbit/s arrived: probe further
+        let third = probes.next()
+        #expect(third?.rate == 1_700_000)
+        probes.measured(cluster: second?.id ?? 0, rate: 1_700_000)
+        let fourth = probes.next()
+        #expect(fourth?.rate == 2_500_000)  // twice 1.7 Mbit/s, at most the maximum
+        // The path carried 1 Mbit/s of both: that is its size, no further probe.
+        probes.measured(cluster: third?.id ?? 0, rate: 1_000_000)
+        probes.measured(cluster: fourth?.id ?? 0, rate: 1_000_000)
+        #expect(probes.next() == nil)
+        probes.measured(cluster: 99, rate: 5_000_000)  // a burst it never asked for
+        #expect(probes.next() == nil)
+    }
+
     @Test func aSlowLinkIsProbedWithAFewSmallPackets() {
         let slow = ProbeCluster(id: 1, rate: 300_000, packets: 5, duration: 15_000)
         #expect(slow.packetSize == 112)

@@ -20,7 +20,7 @@ import Testing
     /// Sends `audio` and `video` files from the offerer for `seconds`, records at the answerer.
     static func call(
         audio: String?, video: String?, seconds: Double, loss: Double = 0, webm: String? = nil,
-        relay: UdpRelay? = nil, during: (@Sendable (PeerConnection, String) async -> Void)? = nil
+        relay: UdpRelay? = nil, during: (@Sendable (PeerConnection, String, PeerConnection) async -> Void)? = nil
     ) async throws -> Result {
         let directory = temporaryDirectory("media-call")
         var lossy = PeerConfiguration(localAddresses: ["127.0.0.1"])
@@ -77,7 +77,8 @@ import Testing
             )
         }
         for sender in senders { await sender.start() }
-        if let during, let videoMid { await during(answerer, videoMid) }
+        // The answerer (receiving), the video section, and the offerer (sending).
+        if let during, let videoMid { await during(answerer, videoMid, offerer) }
         for sender in senders { await sender.waitUntilFinished() }
         // Wait until every packet sent has arrived or was dropped on purpose (bounded, 5 s).
         var sentPackets = 0
@@ -192,7 +193,7 @@ import Testing
         let settled = SettledCounts()
         let result = try await Self.call(
             audio: MediaChecks.mediaFile("tone-440-660.wav"), video: y4m, seconds: 14, relay: relay
-        ) { _, _ in
+        ) { _, _, _ in
             // The counts 5 s in: what follows is the settled call (a measurement window, not a wait for an event).
             try? await Task.sleep(for: .seconds(5))
             settled.set(relay.currentCounts)
@@ -258,10 +259,51 @@ import Testing
         #expect(Double(counts.dropped) <= 0.05 * Double(packets), "\(counts.dropped) of \(packets) dropped")
     }
 
+    /// The congestion issue's recovery scenario: 2 Mbit/s, down to 300 kbit/s
+    /// for 10 s, and back. The target falls with the link, and 5 s after the
+    /// link's return it is back to at least 80% of where it stood before the
+    /// drop: probes (padding bursts, `ProbeBurst`) find the returned capacity
+    /// at once instead of growing 8% a second (without them: 0.2 Mbit/s after
+    /// 5 s). "Where it stood" and not the link's 2 Mbit/s: a sender proves no
+    /// more than its encoder sends (the target grows at most to 1.5 times what
+    /// the peer acknowledged), and a noisy picture at the size it climbs back
+    /// to in 5 s does not fill 2 Mbit/s.
+    @Test func theTargetRecoversWithinFiveSecondsOfTheLinksReturn() async throws {
+        let video = try MediaChecks.noisyVideo(width: 640, height: 480, framesPerSecond: 30, seconds: 2)
+        defer { try? FileManager.default.removeItem(atPath: (video as NSString).deletingLastPathComponent) }
+        let relay = try UdpRelay()
+        defer { relay.stop() }
+        relay.setBottleneck(bitsPerSecond: 2_000_000, queueMilliseconds: 200)
+        let targets = TargetTimeline()
+        let result = try await Self.call(
+            audio: MediaChecks.mediaFile("tone-440-660.wav"), video: video, seconds: 23, relay: relay
+        ) { _, _, sender in
+            // The scenario's timeline: the link changes at set times (not waits for events).
+            try? await Task.sleep(for: .seconds(8))
+            targets.note("before", await sender.stats().congestion?.targetBitrate)
+            relay.setBottleneck(bitsPerSecond: 300_000, queueMilliseconds: 200)
+            try? await Task.sleep(for: .seconds(10))
+            targets.note("low", await sender.stats().congestion?.targetBitrate)
+            relay.setBottleneck(bitsPerSecond: 2_000_000, queueMilliseconds: 200)
+            try? await Task.sleep(for: .seconds(5))
+            targets.note("after", await sender.stats().congestion?.targetBitrate)
+        }
+        defer { try? FileManager.default.removeItem(atPath: result.directory) }
+        let before = try #require(targets.value("before"))
+        let low = try #require(targets.value("low"))
+        let after = try #require(targets.value("after"))
+        print(
+            "2 Mbit/s, 300 kbit/s for 10 s, back: target \(Int(before)) before, \(Int(low)) at the end of the drop, \(Int(after)) 5 s after the return; video at \(result.sent.map { "\($0.encodedWidth ?? 0)" })"
+        )
+        #expect(before > 600_000, "the target only reached \(before) on 2 Mbit/s")
+        #expect(low < 400_000, "the target stayed at \(low) on 300 kbit/s")
+        #expect(after >= 0.8 * before, "target \(after) 5 s after the link came back, \(before) before")
+    }
+
     /// A PLI from the receiver reaches the encoding source: the next frame is a keyframe.
     @Test func aKeyframeRequestIsAnsweredWithAKeyframe() async throws {
         let result = try await Self.call(audio: nil, video: MediaChecks.mediaFile("testsrc.y4m"), seconds: 2) {
-            answerer, mid in
+            answerer, mid, _ in
             try? await Task.sleep(for: .milliseconds(700))  // into the stream, past the first keyframe
             let ssrc = await answerer.stats().inbound.first { $0.mid == mid }?.ssrc ?? 0
             await answerer.requestKeyframe(mid: mid, mediaSsrc: ssrc)
@@ -301,6 +343,14 @@ import Testing
         }
         #expect(endedByItself)
     }
+}
+
+/// Targets noted at points of a scenario, read after it.
+final class TargetTimeline: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [String: Double] = [:]
+    func note(_ name: String, _ value: Double?) { lock.withLock { values[name] = value } }
+    func value(_ name: String) -> Double? { lock.withLock { values[name] } }
 }
 
 /// Relay counts taken once during a call, read after it.

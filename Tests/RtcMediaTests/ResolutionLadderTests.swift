@@ -86,6 +86,17 @@ import Testing
         #expect(running.rung == 0)
     }
 
+    @Test func aTargetAboveWhatTheSizeTakesStepsUpAfterTheWait() {
+        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = ladder.target(80_000, at: 0)  // starts at 240x180
+        #expect(ladder.rung == 3)
+        let early = ladder.target(900_000, at: 3, cap: 400_000)
+        let later = ladder.target(900_000, at: 5.5, cap: 400_000)
+        #expect(!early && later && ladder.rung == 2)
+        let within = ladder.target(900_000, at: 6, cap: 400_000)
+        #expect(!within)
+    }
+
     @Test func aTargetFarBelowTheSizeStepsDownAtOnce() {
         var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
         _ = ladder.encoded(quantizer: 50, at: 0)

@@ -117,6 +117,35 @@ import Testing
         #expect(!pipeline.isWaiting)
     }
 
+    /// A sender's probe burst: padding-only packets between frames, numbered in
+    /// the stream's sequence. They keep the sequence whole and belong to no frame.
+    @Test func paddingBetweenFramesIsSkippedWithoutFeedback() throws {
+        let stream = try Stream(count: 6)
+        var pipeline = try Self.pipeline()
+        var media: [ReceivedMedia] = []
+        var shift: UInt16 = 0
+        for (index, frame) in stream.frames.enumerated() {
+            let now = Double(index) / 30
+            for var packet in frame {
+                packet.sequenceNumber &+= shift
+                media += pipeline.receive(packet, now: now)
+            }
+            guard index == 2, let last = frame.last else { continue }
+            // Three padding packets after frame 2, at its timestamp.
+            for extra in 1...3 {
+                var padding = RtpPacket(
+                    payloadType: 96, sequenceNumber: last.sequenceNumber &+ shift &+ UInt16(extra),
+                    timestamp: last.timestamp, ssrc: 4, payload: [])
+                padding.paddingLength = 200
+                media += pipeline.receive(padding, now: now + 0.005)
+            }
+            shift = 3
+        }
+        #expect(Self.pictures(media) == (0..<6).map { UInt32($0 * 3000) })
+        #expect(Self.feedback(media).isEmpty)
+        #expect(pipeline.stats.framesDropped == 0)
+    }
+
     @Test func aLongPauseBetweenDecodedFramesIsAFreeze() throws {
         let stream = try Stream(count: 12)
         var pipeline = try Self.pipeline()

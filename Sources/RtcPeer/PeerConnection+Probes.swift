@@ -1,0 +1,44 @@
+import Foundation
+import RtcCongestion
+import RtcRTP
+
+/// Probe bursts (draft-ietf-rmcat-gcc-02 leaves them open; libwebrtc's
+/// prober): the estimator asks for a burst at a rate above its target at the
+/// start and after a large drop, and the rate the burst arrives at says what
+/// the path carries, in a second instead of the tens of seconds that growing
+/// 8% a second takes. With no RTX stream to pad on, a burst is padding-only
+/// packets on the video stream (`ProbeBurst`), as libwebrtc sends them
+/// without RTX: each has the stream's next sequence number (a copy of a sent
+/// packet would be dropped by the receiver's SRTP replay check before its
+/// arrival was recorded), no payload, and a transport-wide number of its own.
+extension PeerConnection {
+    /// Header bytes a padding packet carries besides its padding: RTP 12, the
+    /// extension block 4, mid and transport-wide sequence about 8, the SRTP tag 10.
+    static let probeOverhead = 34
+
+    /// Sends the burst the estimator wants, if one is due, from a thread of
+    /// its own (a burst spaces its packets by a millisecond or so, which no
+    /// pool thread should sleep through). From the feedback task.
+    nonisolated func sendProbeIfDue() {
+        guard !transport.isClosed, let cluster = congestion.nextProbe() else { return }
+        let sends = ProbeBurst.schedule(cluster, overhead: Self.probeOverhead)
+        guard !sends.isEmpty else { return }
+        let transport = transport
+        let congestion = congestion
+        let sending = sending
+        let thread = Thread {
+            let start = ContinuousClock.now
+            for send in sends {
+                let wait = (start + .microseconds(send.offset) - ContinuousClock.now).components
+                let seconds = Double(wait.seconds) + Double(wait.attoseconds) / 1e18
+                if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
+                // No video sent yet: nothing to pad on, the burst is dropped (the estimator goes on without it).
+                guard var packet = sending.paddingPacket(padding: send.padding) else { return }
+                congestion.stamp(&packet, probeCluster: cluster.id)
+                guard transport.sendRtp(packet) else { return }
+            }
+        }
+        thread.name = "probe"
+        thread.start()
+    }
+}
