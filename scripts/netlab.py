@@ -186,10 +186,14 @@ table ip lab {{
 
     def shape(self, site, kbit, queue_ms):
         """Makes a site's upstream a slow link: a token bucket (tc tbf) on its
-        router's wan at `kbit` kbit/s with `queue_ms` of queue (a DSL or LTE
-        uplink; what does not fit the queue is dropped and counted)."""
+        router's wan at `kbit` kbit/s with `queue_ms` of queue (a DSL or cable
+        uplink; what does not fit the queue is dropped and counted). The
+        bucket holds one full packet (1600 bytes), so the link serializes as
+        a modem's does: a deeper bucket lets a burst through at the veth's
+        speed, and a bandwidth probe (ours, libwebrtc's) shorter than the
+        bucket then measures the veth instead of the link."""
         self.sh("r" + site, "tc", "qdisc", "replace", "dev", "wan", "root", "tbf", "rate", f"{kbit}kbit",
-                "burst", "4000", "latency", f"{queue_ms}ms")
+                "burst", "1600", "latency", f"{queue_ms}ms")
 
     def shaped_counts(self, site):
         """What went through the site's shaped uplink, and what it dropped: (packets, drops)."""

@@ -62,6 +62,13 @@ public struct SendSideEstimator: Sendable {
     private var rtt: Int64?
     private var receiverCap: Double?
     private var usage = BandwidthUsage.normal
+    /// When the delay detector last said overuse (µs), or loss was high.
+    private var lastCongested: Int64?
+    /// No probe within this long of overuse or high loss: a queue that is
+    /// growing already says the path is full, and a burst into it only
+    /// overfills it (seen on a 400 kbit/s uplink shared with the node's own
+    /// traffic, where start probes lost a quarter of the packets for seconds).
+    static let probeQuiet: Int64 = 1_000_000
 
     /// An estimator at its start rate, with the two start probes due.
     public init(_ configuration: Configuration = Configuration()) {
@@ -99,6 +106,7 @@ public struct SendSideEstimator: Sendable {
     /// The next probe burst the pacer should send, if one is due.
     public mutating func nextProbe(at now: Int64) -> ProbeCluster? {
         probes.track(target: target, at: now)
+        if let lastCongested, now - lastCongested < Self.probeQuiet { return nil }  // kept for later
         return probes.next()
     }
 
@@ -143,6 +151,7 @@ public struct SendSideEstimator: Sendable {
             aimd.rtt = rtt ?? aimd.rtt
         }
         usage = sawOveruse ? .overusing : trendline.state
+        if usage == .overusing || lossControl.lastLoss > LossBasedControl.highLoss { lastCongested = now }
         aimd.update(usage, throughput: acknowledged.rate, at: now)
         lossControl.add(
             received: received, lost: results.count - received, at: now, rtt: rtt ?? 200_000, ceiling: aimd.rate)

@@ -11,6 +11,8 @@ import RtcRTP
 /// without RTX: each has the stream's next sequence number (a copy of a sent
 /// packet would be dropped by the receiver's SRTP replay check before its
 /// arrival was recorded), no payload, and a transport-wide number of its own.
+/// A call without video does not probe (a few dozen kbit/s of audio needs no
+/// ramp), and a call with video only from its second of video on.
 extension PeerConnection {
     /// Header bytes a padding packet carries besides its padding: RTP 12, the
     /// extension block 4, mid and transport-wide sequence about 8, the SRTP tag 10.
@@ -20,7 +22,11 @@ extension PeerConnection {
     /// its own (a burst spaces its packets by a millisecond or so, which no
     /// pool thread should sleep through). From the feedback task.
     nonisolated func sendProbeIfDue() {
-        guard !transport.isClosed, let cluster = congestion.nextProbe() else { return }
+        // Not before video has flowed for a second: a burst on top of the first
+        // keyframe overfilled a 400 kbit/s uplink's queue, where either alone fits.
+        guard !transport.isClosed, let since = sending.videoSendingSince, ContinuousClock.now - since >= .seconds(1),
+            let cluster = congestion.nextProbe()
+        else { return }
         let sends = ProbeBurst.schedule(cluster, overhead: Self.probeOverhead)
         guard !sends.isEmpty else { return }
         let transport = transport

@@ -37,6 +37,7 @@ final class RtpSending: @unchecked Sendable {
         var octets: UInt32 = 0
         var lastTimestamp: UInt32 = 0
         var lastSent: ContinuousClock.Instant?
+        var firstSent: ContinuousClock.Instant?
     }
 
     enum Refusal: Error, Equatable {
@@ -124,8 +125,14 @@ final class RtpSending: @unchecked Sendable {
         }
         stream.lastTimestamp = timestamp
         stream.lastSent = .now
+        if stream.firstSent == nil { stream.firstSent = stream.lastSent }
         streams[ssrc] = stream
         return (packets, first)
+    }
+
+    /// Since when a video stream has been sending (nil: none has yet).
+    var videoSendingSince: ContinuousClock.Instant? {
+        lock.withLock { streams.values.compactMap { $0.section.clockRate == 90000 ? $0.firstSent : nil }.min() }
     }
 
     /// A padding-only packet (RFC 3550 §5.1) on a video stream that has sent,

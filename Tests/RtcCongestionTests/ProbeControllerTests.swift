@@ -4,17 +4,17 @@ import Testing
 
 /// When probes are asked for, and how big their packets are (µs, bit/s).
 @Suite struct ProbeControllerTests {
-    @Test func probesThreeAndSixTimesTheStartRate() {
+    @Test func probesThreeTimesTheStartRate() {
         var probes = ProbeController(start: 300_000, maximum: 10_000_000)
         #expect(probes.next()?.rate == 900_000)
-        #expect(probes.next()?.rate == 1_800_000)
         #expect(probes.next() == nil)
     }
 
     @Test func noStartProbeFarAboveTheMaximum() {
-        var probes = ProbeController(start: 300_000, maximum: 500_000)
-        #expect(probes.next()?.rate == 500_000)  // 3x capped; 6x is more than twice the maximum
-        #expect(probes.next() == nil)
+        var capped = ProbeController(start: 300_000, maximum: 500_000)
+        #expect(capped.next()?.rate == 500_000)  // 3x capped
+        var none = ProbeController(start: 300_000, maximum: 400_000)
+        #expect(none.next() == nil)  // 3x is more than twice the maximum
     }
 
     @Test func afterALargeDropProbesEveryTwoSecondsForHalfAMinute() {
@@ -46,18 +46,43 @@ import Testing
     @Test func aProbeThePathCarriedIsFollowedByOneAtTwiceTheRate() {
         var probes = ProbeController(start: 300_000, maximum: 2_500_000)
         let first = probes.next()
-        let second = probes.next()
         probes.measured(cluster: first?.id ?? 0, rate: 850_000)  // 94% of 900 kbit/s arrived: probe further
+        let second = probes.next()
+        #expect(second?.rate == 1_700_000)
+        probes.measured(cluster: second?.id ?? 0, rate: 1_650_000)
         let third = probes.next()
-        #expect(third?.rate == 1_700_000)
-        probes.measured(cluster: second?.id ?? 0, rate: 1_700_000)
-        let fourth = probes.next()
-        #expect(fourth?.rate == 2_500_000)  // twice 1.7 Mbit/s, at most the maximum
-        // The path carried 1 Mbit/s of both: that is its size, no further probe.
+        #expect(third?.rate == 2_500_000)  // twice 1.65 Mbit/s, at most the maximum
+        // The path carried 1 Mbit/s of it: that is its size, no further probe.
         probes.measured(cluster: third?.id ?? 0, rate: 1_000_000)
-        probes.measured(cluster: fourth?.id ?? 0, rate: 1_000_000)
         #expect(probes.next() == nil)
         probes.measured(cluster: 99, rate: 5_000_000)  // a burst it never asked for
+        #expect(probes.next() == nil)
+    }
+
+    @Test func aRecoveryProbeClimbsBackToThePeakAndNoFurther() {
+        var probes = ProbeController(start: 300_000, maximum: 10_000_000)
+        while probes.next() != nil {}
+        probes.track(target: 2_000_000, at: 0)
+        probes.track(target: 300_000, at: 1_000_000)
+        probes.track(target: 300_000, at: 3_000_000)
+        let recovery = probes.next()
+        #expect(recovery?.rate == 1_700_000)
+        probes.measured(cluster: recovery?.id ?? 0, rate: 1_650_000)  // carried whole: up to the peak
+        let peak = probes.next()
+        #expect(peak?.rate == 2_000_000)
+        probes.measured(cluster: peak?.id ?? 0, rate: 2_000_000)  // and no further
+        #expect(probes.next() == nil)
+        // A recovery probe the link did not carry (under 80% of it arrived) is not followed.
+        probes.track(target: 300_000, at: 5_000_000)
+        let again = probes.next()
+        probes.measured(cluster: again?.id ?? 0, rate: 1_000_000)
+        #expect(probes.next() == nil)
+    }
+
+    @Test func aSlowLinkStopsTheStartProbing() {
+        var probes = ProbeController(start: 300_000, maximum: 2_500_000)
+        let first = probes.next()
+        probes.measured(cluster: first?.id ?? 0, rate: 380_000)  // a 400 kbit/s uplink
         #expect(probes.next() == nil)
     }
 

@@ -260,14 +260,17 @@ import Testing
     }
 
     /// The congestion issue's recovery scenario: 2 Mbit/s, down to 300 kbit/s
-    /// for 10 s, and back. The target falls with the link, and 5 s after the
-    /// link's return it is back to at least 80% of where it stood before the
-    /// drop: probes (padding bursts, `ProbeBurst`) find the returned capacity
-    /// at once instead of growing 8% a second (without them: 0.2 Mbit/s after
-    /// 5 s). "Where it stood" and not the link's 2 Mbit/s: a sender proves no
-    /// more than its encoder sends (the target grows at most to 1.5 times what
-    /// the peer acknowledged), and a noisy picture at the size it climbs back
-    /// to in 5 s does not fill 2 Mbit/s.
+    /// for 10 s, and back. The target falls with the link, and within 5 s of
+    /// the link's return it is back to at least 80% of where it stood before
+    /// the drop: probes (padding bursts, `ProbeBurst`) find the returned
+    /// capacity at once instead of growing 8% a second (without them: 0.2
+    /// Mbit/s 5 s after). "Where it stood" and not the link's 2 Mbit/s: a
+    /// sender proves no more than its encoder sends (the target grows at most
+    /// to 1.5 times what the peer acknowledged). Each level is the highest the
+    /// target reached in the 2 s before the drop and in the 5 s after the
+    /// return, sampled every 100 ms: an app-limited sender's target is a saw
+    /// (any sign of a queue cuts it to 0.85 of what was acknowledged), so one
+    /// instant says little.
     @Test func theTargetRecoversWithinFiveSecondsOfTheLinksReturn() async throws {
         let video = try MediaChecks.noisyVideo(width: 640, height: 480, framesPerSecond: 30, seconds: 2)
         defer { try? FileManager.default.removeItem(atPath: (video as NSString).deletingLastPathComponent) }
@@ -275,29 +278,37 @@ import Testing
         defer { relay.stop() }
         relay.setBottleneck(bitsPerSecond: 2_000_000, queueMilliseconds: 200)
         let targets = TargetTimeline()
+        /// The highest target over the next `seconds` (the scenario's clock: samples, not waits for events).
+        @Sendable func highest(_ sender: PeerConnection, over seconds: Double) async -> Double {
+            var best = 0.0
+            for _ in 0..<Int(seconds * 10) {
+                best = max(best, await sender.stats().congestion?.targetBitrate ?? 0)
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+            return best
+        }
         let result = try await Self.call(
             audio: MediaChecks.mediaFile("tone-440-660.wav"), video: video, seconds: 23, relay: relay
         ) { _, _, sender in
-            // The scenario's timeline: the link changes at set times (not waits for events).
-            try? await Task.sleep(for: .seconds(8))
-            targets.note("before", await sender.stats().congestion?.targetBitrate)
+            try? await Task.sleep(for: .seconds(6))
+            targets.note("before", await highest(sender, over: 2))
             relay.setBottleneck(bitsPerSecond: 300_000, queueMilliseconds: 200)
-            try? await Task.sleep(for: .seconds(10))
-            targets.note("low", await sender.stats().congestion?.targetBitrate)
+            try? await Task.sleep(for: .seconds(9))
+            targets.note("low", await highest(sender, over: 1))
             relay.setBottleneck(bitsPerSecond: 2_000_000, queueMilliseconds: 200)
-            try? await Task.sleep(for: .seconds(5))
-            targets.note("after", await sender.stats().congestion?.targetBitrate)
+            targets.note("after", await highest(sender, over: 5))
         }
         defer { try? FileManager.default.removeItem(atPath: result.directory) }
         let before = try #require(targets.value("before"))
         let low = try #require(targets.value("low"))
         let after = try #require(targets.value("after"))
         print(
-            "2 Mbit/s, 300 kbit/s for 10 s, back: target \(Int(before)) before, \(Int(low)) at the end of the drop, \(Int(after)) 5 s after the return; video at \(result.sent.map { "\($0.encodedWidth ?? 0)" })"
+            "2 Mbit/s, 300 kbit/s for 10 s, back: target up to \(Int(before)) before, \(Int(low)) at the end of "
+                + "the drop, \(Int(after)) within 5 s of the return; video at \(result.sent.map { "\($0.encodedWidth ?? 0)" })"
         )
         #expect(before > 600_000, "the target only reached \(before) on 2 Mbit/s")
         #expect(low < 400_000, "the target stayed at \(low) on 300 kbit/s")
-        #expect(after >= 0.8 * before, "target \(after) 5 s after the link came back, \(before) before")
+        #expect(after >= 0.8 * before, "target \(after) within 5 s of the link's return, \(before) before")
     }
 
     /// A PLI from the receiver reaches the encoding source: the next frame is a keyframe.
