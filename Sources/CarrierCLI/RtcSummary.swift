@@ -153,6 +153,7 @@ func liveStatsLine(_ stats: CallMediaStats, peer: PeerStats?) -> String? {
     }
     if let congestion = peer?.congestion, !sending.isEmpty {
         var part = "target \(Int(congestion.targetBitrate / 1000)) kbit/s"
+        if let sent = congestion.sentBitrate { part += " sent \(Int(sent / 1000))" }
         if let acknowledged = congestion.acknowledgedBitrate { part += " acked \(Int(acknowledged / 1000))" }
         part += " loss \(rounded(congestion.loss * 100))%"
         // The delay detector's verdict when it is not "normal": why the target moves.

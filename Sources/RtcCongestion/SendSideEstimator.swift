@@ -45,6 +45,8 @@ public struct SendSideEstimator: Sendable {
         public var applicationLimited: Bool
         /// A cap the receiver asked for with REMB, if any.
         public var receiverCap: Double?
+        /// What we sent over the last half second, bit/s (counted as the estimator counts packets), if known.
+        public var sent: Double?
     }
 
     /// The rates it was made with.
@@ -92,7 +94,7 @@ public struct SendSideEstimator: Sendable {
         return Snapshot(
             target: target, delayBased: aimd.rate, lossBased: lossControl.rate, acknowledged: acknowledged.rate,
             usage: usage, rtt: rtt ?? 0, loss: lossControl.lastLoss,
-            applicationLimited: sent.map { $0 < target * 0.65 } ?? true, receiverCap: receiverCap)
+            applicationLimited: sent.map { $0 < target * 0.65 } ?? true, receiverCap: receiverCap, sent: sent)
     }
 
     /// Numbers a packet about to leave; put `UInt16(truncatingIfNeeded: sequence)` in its

@@ -130,7 +130,8 @@ final class CongestionControl: @unchecked Sendable {
                 targetBitrate: snapshot.target, acknowledgedBitrate: snapshot.acknowledged,
                 roundTripTime: extensionId != nil && feedbacksReceived > 0 ? Double(snapshot.rtt) / 1e6 : nil,
                 loss: snapshot.loss, usage: snapshot.usage.rawValue, applicationLimited: snapshot.applicationLimited,
-                receiverEstimate: snapshot.receiverCap, feedbacksReceived: feedbacksReceived)
+                receiverEstimate: snapshot.receiverCap, feedbacksReceived: feedbacksReceived,
+                sentBitrate: snapshot.sent)
         }
     }
 }

@@ -59,6 +59,9 @@ public struct PeerStats: Sendable, Equatable {
         public var receiverEstimate: Double?
         /// Transport-wide feedback packets received.
         public var feedbacksReceived: Int
+        /// What we sent over the last half second, bit/s, if known (RTP and
+        /// probes, headers included, IP/UDP/SRTP not).
+        public var sentBitrate: Double?
     }
 
     /// One incoming RTP stream's reception (RFC 3550 §6.4.1).

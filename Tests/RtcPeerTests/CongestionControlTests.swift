@@ -65,6 +65,9 @@ import Testing
         let acknowledged = try #require(congestion.acknowledgedBitrate, "\(congestion)")
         #expect((250_000...520_000).contains(acknowledged), "\(congestion)")
         #expect(congestion.roundTripTime != nil)
+        // What we sent, counted at our end: this test's sender ignores the target, far above what got through.
+        let sent = try #require(congestion.sentBitrate, "\(congestion)")
+        #expect(sent > 2 * acknowledged, "\(congestion)")
         if ProcessInfo.processInfo.environment["CONGESTION_TRACE"] != nil { print("\(congestion)") }
         await call.close()
     }
