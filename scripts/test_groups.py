@@ -25,6 +25,7 @@ GROUPS = [
     ("peer", r"^(RtcPeerTests|RtcMediaTests\.(MediaCallTests|ContainerMediaTests)"
              r"|RtcCallsTests\.(LiveMediaTests|CallClientTests|CallRecoveryTests|HangUpStressTests))",
      "peer connections and real-time media: timing-sensitive"),
+    ("links", r"^RtcMediaTests\.LinkAdaptationTests", "a noisy 640x480 picture encoded in real time: heavy, alone"),
     ("resources", r"^RtcCallsTests\.CallResourceTests", "counts threads and descriptors of the whole process"),
     ("sessions", r"^CarrierSessionsTests\.", "100 MB transfers that starve other tests' timers"),
     ("node", r"^NodeNetworkTests\.", "real toxcore nodes: one local network"),
