@@ -1,3 +1,4 @@
+import AsyncExtras
 import Foundation
 
 /// How the node has stood on the network since it started: the control
@@ -68,7 +69,6 @@ struct OfflineRecord: Sendable {
     }
 
     static func seconds(_ duration: Duration) -> Double {
-        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        return (value * 10).rounded() / 10
+        (duration.inSeconds * 10).rounded() / 10
     }
 }

@@ -25,20 +25,22 @@ public struct ProbeCluster: Equatable, Sendable {
 }
 
 /// When to probe: at the start (3x the start rate), so a call does not creep
-/// up from its start rate for tens of seconds; and after a
-/// large drop, every two seconds for half a minute at 85% of the rate the
-/// path carried before it, so a link that comes back is used again within
-/// seconds instead of 8% a second. A start probe the path carried (70% of
-/// its rate or more arrived) is followed by one at twice what arrived, up to
-/// the maximum, as libwebrtc's exponential probing does: a 2 Mbit/s link is
-/// found from a 900 kbit/s probe in two more bursts. A recovery probe the
-/// path carried (80%: arrival times measured in a busy process jitter) is followed by one at the peak itself, never
-/// above: a small burst can slip through a shaper's bucket faster than the
-/// link, and chained doubling from it overfilled a 400 kbit/s uplink. (libwebrtc sends 3x and
-/// 6x at once; the second only on a link that carried the first spares a
-/// slow uplink 3.4 KB of burst on top of the call's first keyframes, which
-/// in the network lab's 400 kbit/s case lost a quarter of the packets for
-/// two seconds.)
+/// up from its start rate for tens of seconds; and after a large drop, every
+/// two seconds for half a minute at 85% of the rate the path carried before
+/// it, so a link that comes back is used again within seconds instead of 8% a
+/// second.
+///
+/// A start probe the path carried (70% of its rate or more arrived) is
+/// followed by one at twice what arrived, up to the maximum, as libwebrtc's
+/// exponential probing does: a 2 Mbit/s link is found from a 900 kbit/s
+/// probe in two more bursts. A recovery probe the path carried (80%: arrival
+/// times measured in a busy process jitter) is followed by one at the peak
+/// itself, never above: a small burst can slip through a shaper's bucket
+/// faster than the link, and chained doubling from it overfilled a 400 kbit/s
+/// uplink. (libwebrtc sends 3x and 6x at once; the second only on a link that
+/// carried the first spares a slow uplink 3.4 KB of burst on top of the
+/// call's first keyframes, which in the network lab's 400 kbit/s case lost a
+/// quarter of the packets for two seconds.)
 struct ProbeController {
     static let recoveryInterval: Int64 = 2_000_000
     static let recoveryWindow: Int64 = 30_000_000
@@ -51,9 +53,19 @@ struct ProbeController {
     /// few milliseconds, a large part of 15 ms.
     static let recoveryDuration: Int64 = 30_000
 
+    /// Why a burst was asked for, which decides what its measurement leads to.
+    private enum Kind {
+        /// At the start, or after one the path carried: doubles while carried.
+        case exponential
+        /// After a large drop: back to the peak when carried.
+        case recovery
+        /// Back at the peak: nothing follows it.
+        case backToPeak
+    }
+
     private var pending: [ProbeCluster] = []
     /// The rates of the bursts sent and not yet measured, by id (a few at a time).
-    private var asked: [Int: (rate: Double, recovery: Bool)] = [:]
+    private var asked: [Int: (rate: Double, kind: Kind)] = [:]
     private var nextId = 1
     static let furtherProbeShare = 0.7
     private(set) var peak: (rate: Double, time: Int64)?
@@ -63,16 +75,15 @@ struct ProbeController {
 
     init(start: Double, maximum: Double) {
         self.maximum = maximum
-        if start * 3 / 2 < maximum { enqueue(rate: min(start * 3, maximum), recovery: false) }
+        if start * 3 / 2 < maximum { enqueue(rate: min(start * 3, maximum), kind: .exponential) }
     }
 
-    /// `recovery`: a probe after a drop, which climbs back to the peak at most.
-    private mutating func enqueue(rate: Double, recovery: Bool) {
+    private mutating func enqueue(rate: Double, kind: Kind) {
         pending.append(
             ProbeCluster(
                 id: nextId, rate: rate, packets: Self.minimumPackets,
-                duration: recovery ? Self.recoveryDuration : Self.minimumDuration))
-        asked[nextId] = (rate, recovery)
+                duration: kind == .recovery ? Self.recoveryDuration : Self.minimumDuration))
+        asked[nextId] = (rate, kind)
         asked = asked.filter { $0.key > nextId - 8 }
         nextId += 1
     }
@@ -81,15 +92,17 @@ struct ProbeController {
     /// carried most of what was asked (see above).
     mutating func measured(cluster id: Int, rate: Double) {
         guard let wanted = asked.removeValue(forKey: id), pending.isEmpty else { return }
-        if wanted.recovery {
+        switch wanted.kind {
+        case .exponential:
+            guard rate >= wanted.rate * Self.furtherProbeShare else { return }
+            let next = min(2 * rate, maximum)
+            if next > rate * 1.1 { enqueue(rate: next, kind: .exponential) }
+        case .recovery:
             guard rate >= wanted.rate * 0.8, let peak, peak.rate > rate * 1.1 else { return }
-            enqueue(rate: min(peak.rate, maximum), recovery: false)
-            asked[nextId - 1] = nil  // the last step up: nothing follows it
-            return
+            enqueue(rate: min(peak.rate, maximum), kind: .backToPeak)
+        case .backToPeak:
+            break
         }
-        guard rate >= wanted.rate * Self.furtherProbeShare else { return }
-        let next = min(2 * rate, maximum)
-        if next > rate * 1.1 { enqueue(rate: next, recovery: false) }
     }
 
     /// Follows the target: notes the peak, and schedules recovery probes after a large drop.
@@ -112,7 +125,7 @@ struct ProbeController {
             return
         }
         if dropTime != nil, let last = lastRecoveryProbe, now - last >= Self.recoveryInterval, pending.isEmpty {
-            enqueue(rate: min(peak.rate * 0.85, maximum), recovery: true)
+            enqueue(rate: min(peak.rate * 0.85, maximum), kind: .recovery)
             lastRecoveryProbe = now
         }
     }

@@ -1,3 +1,4 @@
+import AsyncExtras
 import RtcCodecs
 import RtcContainers
 
@@ -19,7 +20,6 @@ final class PictureEncoder {
     var keyframeWanted = false
     private var ladder: ResolutionLadder?
     private let scaler = PictureScaler()
-    private let clock = ContinuousClock()
     private let started = ContinuousClock.now
     /// The size the last picture was encoded at.
     var encodedSize: (width: Int, height: Int)? { encoder.map { ($0.settings.width, $0.settings.height) } }
@@ -35,8 +35,7 @@ final class PictureEncoder {
     func setTarget(_ bitsPerSecond: Int) throws {
         target = bitsPerSecond
         if let size = ladder?.size {
-            let cap = bitrate ?? 2 * sizeRate(width: size.width, height: size.height)
-            _ = ladder?.target(bitsPerSecond, at: seconds, cap: cap)
+            _ = ladder?.target(bitsPerSecond, at: seconds, cap: cap(width: size.width, height: size.height))
         }
         if let encoder {
             try encoder.setBitrate(
@@ -49,8 +48,13 @@ final class PictureEncoder {
         return min(max(Int(pixelsPerSecond * 0.06), 200_000), 2_500_000)
     }
 
+    /// The most the encoder takes at this size: the rate asked for, or twice the size's need.
+    private func cap(width: Int, height: Int) -> Int {
+        bitrate ?? 2 * sizeRate(width: width, height: height)
+    }
+
     private func cappedTarget(width: Int, height: Int) -> Int? {
-        target.map { min($0, bitrate ?? 2 * sizeRate(width: width, height: height)) }
+        target.map { min($0, cap(width: width, height: height)) }
     }
 
     /// The picture as one VP8 frame at `time`; nil when the rate control skipped it.
@@ -68,10 +72,8 @@ final class PictureEncoder {
         return EncodedSample(data: encoded.flatMap(\.data), time: time, isKeyframe: head.isKeyframe)
     }
 
-    private var seconds: Double {
-        let elapsed = clock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
+    /// Seconds since this encoder was made: the ladder's clock.
+    private var seconds: Double { (ContinuousClock.now - started).inSeconds }
 
     /// The picture at the ladder's size: the source's until congestion control
     /// gives a target (a call without feedback keeps its size).

@@ -9,16 +9,15 @@
 /// least a second and 10 frames, above 95 (of libvpx's 0-127) a rung down,
 /// below 29 a rung up, and so does a target above what the encoder takes at
 /// the size (`PictureEncoder` caps it at twice the size's need). Going up
-/// waits 5 s after a change, and twice as long
-/// each time a rung up had to be given back within 10 s, so a link at the
-/// edge between two sizes does not flip between them (each change costs a
-/// keyframe). A target below a tenth of what the size takes at 0.1 bit per
-/// pixel goes down at once, without waiting for the quantizer: the estimate
-/// fell, and every frame at the old size would be late. Before the first
-/// frame, the first target picks the largest rung it can start at (about
-/// 1.3 bit/s per pixel: 640x360 from 300 kbit/s, 640x480 from 400, near
-/// libwebrtc's start table), so a call does not open with a keyframe far too
-/// large for its link.
+/// waits 5 s after a change, and twice as long each time a rung up had to be
+/// given back within 10 s, so a link at the edge between two sizes does not
+/// flip between them (each change costs a keyframe). A target below a tenth
+/// of what the size takes at 0.1 bit per pixel goes down at once, without
+/// waiting for the quantizer: the estimate fell, and every frame at the old
+/// size would be late. Before the first frame, the first target picks the
+/// largest rung it can start at (about 1.3 bit/s per pixel: 640x360 from
+/// 300 kbit/s, 640x480 from 400, near libwebrtc's start table), so a call
+/// does not open with a keyframe far too large for its link.
 struct ResolutionLadder: Sendable {
     /// libwebrtc's VP8 thresholds on the internal quantizer (0-127).
     static let highQuantizer = 95

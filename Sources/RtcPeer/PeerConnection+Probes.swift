@@ -1,3 +1,4 @@
+import AsyncExtras
 import Foundation
 import RtcCongestion
 import RtcRTP
@@ -35,9 +36,8 @@ extension PeerConnection {
         let thread = Thread {
             let start = ContinuousClock.now
             for send in sends {
-                let wait = (start + .microseconds(send.offset) - ContinuousClock.now).components
-                let seconds = Double(wait.seconds) + Double(wait.attoseconds) / 1e18
-                if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
+                let wait = (start + .microseconds(send.offset) - ContinuousClock.now).inSeconds
+                if wait > 0 { Thread.sleep(forTimeInterval: wait) }
                 // No video sent yet: nothing to pad on, the burst is dropped (the estimator goes on without it).
                 guard var packet = sending.paddingPacket(padding: send.padding) else { return }
                 congestion.stamp(&packet, probeCluster: cluster.id)

@@ -18,6 +18,13 @@ final class RtpSending: @unchecked Sendable {
         var clockRate: UInt32
         var sends: Bool
         var midExtensionId: UInt8?
+
+        /// Video (VP8's 90 kHz clock); audio is Opus at 48 kHz.
+        var isVideo: Bool { clockRate == 90000 }
+        /// The mid header extension its packets carry, if negotiated.
+        var midExtension: [RtpPacket.HeaderExtensionElement]? {
+            midExtensionId.map { [RtpPacket.HeaderExtensionElement(id: $0, data: Array(mid.utf8))] }
+        }
     }
 
     /// What a sender report needs about one stream we sent on.
@@ -106,9 +113,7 @@ final class RtpSending: @unchecked Sendable {
         else { throw .noSection(mid) }
         guard stream.section.sends, let payloadType = stream.section.payloadType else { throw .doesNotSend(mid) }
         let first = stream.packets == 0 && !payloads.isEmpty
-        let midExtension = stream.section.midExtensionId.map {
-            [RtpPacket.HeaderExtensionElement(id: $0, data: Array(mid.utf8))]
-        }
+        let midExtension = stream.section.midExtension
         var packets: [RtpPacket] = []
         packets.reserveCapacity(payloads.count)
         for (index, payload) in payloads.enumerated() {
@@ -132,7 +137,7 @@ final class RtpSending: @unchecked Sendable {
 
     /// Since when a video stream has been sending (nil: none has yet).
     var videoSendingSince: ContinuousClock.Instant? {
-        lock.withLock { streams.values.compactMap { $0.section.clockRate == 90000 ? $0.firstSent : nil }.min() }
+        lock.withLock { streams.values.compactMap { $0.section.isVideo ? $0.firstSent : nil }.min() }
     }
 
     /// A padding-only packet (RFC 3550 §5.1) on a video stream that has sent,
@@ -143,17 +148,14 @@ final class RtpSending: @unchecked Sendable {
     func paddingPacket(padding: Int) -> RtpPacket? {
         lock.withLock {
             guard
-                let ssrc = streams.first(where: { $0.value.section.clockRate == 90000 && $0.value.lastSent != nil })?
-                    .key,
+                let ssrc = streams.first(where: { $0.value.section.isVideo && $0.value.lastSent != nil })?.key,
                 var stream = streams[ssrc], let payloadType = stream.section.payloadType, stream.section.sends
             else { return nil }
             var packet = RtpPacket(
                 payloadType: payloadType, sequenceNumber: stream.sequence, timestamp: stream.lastTimestamp, ssrc: ssrc,
                 payload: [])
             packet.paddingLength = UInt8(clamping: max(padding, 1))
-            if let id = stream.section.midExtensionId {
-                packet.extensions = [RtpPacket.HeaderExtensionElement(id: id, data: Array(stream.section.mid.utf8))]
-            }
+            if let midExtension = stream.section.midExtension { packet.extensions = midExtension }
             stream.sequence &+= 1
             stream.packets &+= 1
             streams[ssrc] = stream

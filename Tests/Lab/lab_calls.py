@@ -121,20 +121,26 @@ def recording_ok(path):
     return {"audio", "video"} <= kinds and float(info.get("format", {}).get("duration", 0)) >= 1
 
 
+def summary_and_end(result, callee, seconds):
+    """A `carrier call`'s JSON summary (its last JSON line), and the callee's
+    callEnded event for that call (None if it did not come within `seconds`)."""
+    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
+    summary = json.loads(lines[-1]) if lines else {}
+    try:
+        ended = callee.wait_for(lambda e: e.get("event") == "callEnded" and e.get("callId") == summary.get("callId"),
+                                seconds, "end of the call")
+    except netlab.LabError:
+        ended = None
+    return summary, ended
+
+
 def call(caller, callee, case, file):
     callee.drain()
     started = time.monotonic()
     result = caller.run(["call", callee.user_id, "--audio", os.path.join(ROOT, "media", "tone-440-660.wav"),
                          "--video", os.path.join(ROOT, "media", "testsrc.y4m"), "--loop", "--send-file", file,
                          "--duration", str(CALL_SECONDS), "--wait", "90", "--json"], 150)
-    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
-    summary = json.loads(lines[-1]) if lines else {}
-    ended = None
-    try:
-        ended = callee.wait_for(lambda e: e.get("event") == "callEnded" and e.get("callId") == summary.get("callId"),
-                                20, "end of the call")
-    except netlab.LabError:
-        pass
+    summary, ended = summary_and_end(result, callee, 20)
     recordings = [path for path in (ended or {}).get("recordings", []) if path.endswith(".webm")]
     webm = os.path.join(callee.data, f"calls-{summary.get('callId', '')}.webm")
     recorded = recording_ok(webm) if os.path.exists(webm) else any(recording_ok(p) for p in recordings)
@@ -224,14 +230,7 @@ def shaped_call(lab, alice, bob, video):
             capture.terminate()
     with open(os.path.join(os.path.dirname(alice.data), "shaped-call.log"), "w") as log:
         log.write(result.stderr)  # the call's line each second: target, sizes, loss
-    lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
-    summary = json.loads(lines[-1]) if lines else {}
-    ended = None
-    try:
-        ended = bob.wait_for(lambda e: e.get("event") == "callEnded" and e.get("callId") == summary.get("callId"),
-                             30, "end of the call")
-    except netlab.LabError:
-        pass
+    summary, ended = summary_and_end(result, bob, 30)
     received = {item.get("kind"): item for item in (ended or {}).get("received", [])}
     video_in, audio_in = received.get("video", {}), received.get("audio", {})
     sent_video = next((item for item in summary.get("media", {}).get("sent", []) if item.get("kind") == "video"), {})
