@@ -146,14 +146,14 @@ public actor FriendFiles {
         }
         let fileName = SafeFileName.truncated(name ?? String(path.split(separator: "/").last ?? "file"), toBytes: 255)
         connecting[key] = Task {
-            await self.sendDirect(key, fd: fd, size: size, name: fileName, path: path, sessions: sessions)
+            await self.sendDirect(key, fd: fd, size: size, name: fileName, sessions: sessions)
         }
         return key
     }
 
     /// The direct attempt, and toxcore when it cannot finish it.
     private func sendDirect(
-        _ key: FileTransferKey, fd: Int32, size: UInt64, name: String, path: String, sessions: SessionManager
+        _ key: FileTransferKey, fd: Int32, size: UInt64, name: String, sessions: SessionManager
     ) async {
         defer { close(fd) }
         // The friend online first (toxcore's path waits for that too): the session's time starts then.
@@ -182,7 +182,8 @@ public actor FriendFiles {
             return emit(.finished(key, .cancelled(byPeer: false, reason: "cancelled by the sender")), .direct)
         }
         guard let (session, channel) = connected else {
-            return await fallBack(key, path: path, name: name, why: "no session with the friend within \(timeout)")
+            return await fallBack(
+                key, fd: fd, size: size, name: name, why: "no session with the friend within \(timeout)")
         }
         // Reports in order, all out before the end's event.
         let (reports, reportSink) = AsyncStream<DirectSend.Report>.makeStream()
@@ -208,7 +209,7 @@ public actor FriendFiles {
         case .interrupted(let answered):
             if answered { emit(.interrupted(key, reason: "the session broke; going on over toxcore"), .direct) }
             await fallBack(
-                key, path: path, name: name,
+                key, fd: fd, size: size, name: name,
                 why: answered ? "the session broke part-way" : "the friend's node took no file over the session")
         }
     }
@@ -222,11 +223,17 @@ public actor FriendFiles {
         }
     }
 
-    private func fallBack(_ key: FileTransferKey, path: String, name: String, why: String) async {
+    /// Toxcore takes the file from the same open descriptor (a copy: ours
+    /// closes when the direct attempt ends), hashed once for both paths.
+    private func fallBack(_ key: FileTransferKey, fd: Int32, size: UInt64, name: String, why: String) async {
         Self.log.warning("\(key) goes over toxcore: \(why)")
+        let copy = dup(fd)
+        guard copy >= 0 else {
+            return emit(
+                .finished(key, .failed("neither path: \(why); toxcore: \(String(cString: strerror(errno)))")), .toxcore)
+        }
         do {
-            let again = try await node.sendFile(at: path, to: key.friend, name: name)
-            if again != key { emit(.finished(key, .failed("\(path) changed while it was being sent")), .direct) }
+            _ = try await node.sendFile(descriptor: copy, size: size, sha256: key.sha256, to: key.friend, name: name)
         } catch {
             emit(.finished(key, .failed("neither path: \(why); toxcore: \(error)")), .toxcore)
         }

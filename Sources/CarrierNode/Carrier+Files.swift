@@ -40,13 +40,31 @@ extension Carrier {
             throw .queueFull("\(Self.maxFileTransfers) files are being sent already")
         }
         let (fd, size, sha256) = try await FileDigest.openHashed(path)
-        let fileName = SafeFileName.truncated(
-            name ?? String(path.split(separator: "/").last ?? "file"), toBytes: Int(TOX_MAX_FILENAME_LENGTH))
-        let key = FileTransferKey(friend: friend, sha256: sha256, outgoing: true)
+        return try sendFile(
+            descriptor: fd, size: size, sha256: sha256, to: friend,
+            name: name ?? String(path.split(separator: "/").last ?? "file"))
+    }
+
+    /// Offers a file the caller has open and hashed already (a direct send
+    /// falling back to toxcore hashed it once): the node owns `fd` from here
+    /// and closes it whatever happens, this call throwing included.
+    public func sendFile(descriptor fd: Int32, size: UInt64, sha256: [UInt8], to friend: UserId, name: String)
+        throws(CarrierError) -> FileTransferKey
+    {
         guard !killed else {
             close(fd)
             throw .notRunning
         }
+        guard friends[friend] != nil else {
+            close(fd)
+            throw .notFriend(friend.description)
+        }
+        guard files.outgoing.count < Self.maxFileTransfers else {
+            close(fd)
+            throw .queueFull("\(Self.maxFileTransfers) files are being sent already")
+        }
+        let key = FileTransferKey(friend: friend, sha256: sha256, outgoing: true)
+        let fileName = SafeFileName.truncated(name, toBytes: Int(TOX_MAX_FILENAME_LENGTH))
         if let refusal = files.add(OutgoingFile(key: key, name: fileName, size: size, fd: fd)) {
             close(fd)
             throw .invalidArgument(refusal)
