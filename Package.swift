@@ -241,7 +241,7 @@ let package = Package(
             name: "NodeNetworkTests",
             dependencies: [
                 "TestSupport", "CarrierNode", "ExpressServer", "CarrierSignaling", "RtcCalls", "RtcPeer",
-                "RtcMediaFiles", "CarrierFiles", "CarrierSessions", "RtcFileTransfer", "FileSafety",
+                "RtcMediaFiles", "CarrierFiles", "CarrierSessions", "RtcFileTransfer", "FileSafety", "AsyncExtras",
             ],
             swiftSettings: strict),
         .testTarget(name: "AsyncExtrasTests", dependencies: ["AsyncExtras"], swiftSettings: strict),

@@ -133,7 +133,8 @@ enum EventFormatter {
         case .interrupted(_, let reason):
             json["state"] = "interrupted"
             json["reason"] = reason
-            return ("file \(key) \(who) interrupted (\(reason)); it resumes when the friend is back", json)
+            // The reason says what comes next (the friend back, the other path).
+            return ("file \(key) \(who) interrupted (\(reason))", json)
         case .finished(_, let outcome):
             json["state"] = "finished"
             switch outcome {

@@ -42,16 +42,17 @@ actor DirectSend {
     private var verdictTimer: Task<Void, Never>?
     private let progressInterval: Duration
 
-    /// `fd` stays the owner's (open for reading; not closed here).
+    /// `fd` stays the owner's (open for reading; not closed here); `continuing`
+    /// offers to carry on a transfer toxcore has under way.
     init(
-        channel: DataChannel, fd: Int32, name: String, size: UInt64, sha256: String, progressInterval: Duration,
-        report: @escaping @Sendable (Report) -> Void
+        channel: DataChannel, fd: Int32, name: String, size: UInt64, sha256: String, continuing: Bool = false,
+        progressInterval: Duration, report: @escaping @Sendable (Report) -> Void
     ) {
         self.channel = channel
         self.fd = fd
         self.report = report
         self.progressInterval = progressInterval
-        sender = FriendFileSender(name: name, size: size, sha256: sha256)
+        sender = FriendFileSender(name: name, size: size, sha256: sha256, continuing: continuing)
         (inputs, sink) = AsyncStream<Input>.makeStream()
     }
 

@@ -33,6 +33,12 @@ public actor FriendFiles {
         public var maxIncomingSize: UInt64?
         /// Progress events come at most this often per transfer (toxcore's path: every 200 ms).
         public var progressInterval: Duration = .milliseconds(200)
+        /// While toxcore carries a file out, a session is tried again this
+        /// often; one that connects carries the transfer on from the
+        /// receiver's partial file (nil: toxcore keeps what it took).
+        public var handOverInterval: Duration? = .seconds(30)
+        /// No hand-over for less than this left: toxcore finishes it sooner than a session comes up.
+        public var handOverMinimum: UInt64 = 8 << 20
 
         /// The defaults: direct first, 10 s to connect, the node's size limit.
         public init(direct: Bool = true, connectTimeout: Duration = .seconds(10), maxIncomingSize: UInt64? = nil) {
@@ -44,13 +50,17 @@ public actor FriendFiles {
 
     static let log = Logger("files")
 
-    private let node: Carrier
-    private let sessions: SessionManager?
-    private let configuration: Configuration
+    let node: Carrier
+    let sessions: SessionManager?
+    let configuration: Configuration
     private var subscribers: [UUID: AsyncStream<FriendFileEvent>.Continuation] = [:]
     /// Direct sends waiting for the friend and a session (cancelled by cancelling the task).
-    private var connecting: [FileTransferKey: Task<Void, Never>] = [:]
-    private var outgoing: [FileTransferKey: DirectSend] = [:]
+    var connecting: [FileTransferKey: Task<Void, Never>] = [:]
+    var outgoing: [FileTransferKey: DirectSend] = [:]
+    /// Every direct send's task, from the offer to its end (`stop` cancels them).
+    var sending: [FileTransferKey: Task<Void, Never>] = [:]
+    /// Sends whose session offers to carry on what toxcore has under way, until the receiver answers.
+    var handingOver: Set<FileTransferKey> = []
     /// Direct offers waiting for the application, then transfers under way.
     private var incoming: [FileTransferKey: DirectReceive] = [:]
     /// The two loops `start` runs.
@@ -62,8 +72,8 @@ public actor FriendFiles {
     /// Transfers each way on the direct path (as on toxcore's).
     static let maxTransfers = 64
     /// The ICE pair the last direct sends ended on, for their reports (at most `maxIcePaths`).
-    private var icePaths: [FileTransferKey: IcePath] = [:]
-    private var icePathOrder: [FileTransferKey] = []
+    var icePaths: [FileTransferKey: IcePath] = [:]
+    var icePathOrder: [FileTransferKey] = []
     static let maxIcePaths = 256
 
     /// Files on `node`, the direct path through `sessions` (nil: toxcore only).
@@ -81,7 +91,7 @@ public actor FriendFiles {
         tasks.append(
             Task { [weak self] in
                 for await event in events {
-                    if case .file(let fileEvent) = event { await self?.emit(fileEvent, .toxcore) }
+                    if case .file(let fileEvent) = event { await self?.relay(fileEvent) }
                 }
             })
         if let sessions {
@@ -101,6 +111,8 @@ public actor FriendFiles {
     public func stop() {
         for task in connecting.values { task.cancel() }
         connecting = [:]
+        for task in sending.values { task.cancel() }
+        sending = [:]
         for send in outgoing.values { send.cancel("the node stopped") }
         for receive in incoming.values { receive.cancel("the node stopped") }
         for task in tasks { task.cancel() }
@@ -122,132 +134,14 @@ public actor FriendFiles {
 
     private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
 
-    private func emit(_ event: FileTransferEvent, _ path: FilePath) {
+    /// Toxcore's events, but for its last progress on a transfer a session carries on now.
+    private func relay(_ event: FileTransferEvent) {
+        if case .progress(let key, _, _) = event, outgoing[key] != nil || incoming[key] != nil { return }
+        emit(event, .toxcore)
+    }
+
+    func emit(_ event: FileTransferEvent, _ path: FilePath) {
         for subscriber in subscribers.values { subscriber.yield(FriendFileEvent(event, path: path)) }
-    }
-
-    // MARK: Sending
-
-    /// Offers the file at `path` to `friend`; returns once it is hashed, and the
-    /// transfer goes on in the background (events). Directly if it can, else over toxcore.
-    public func send(at path: String, to friend: UserId, name: String? = nil) async throws(CarrierError)
-        -> FileTransferKey
-    {
-        guard await node.isFriend(friend) else { throw .notFriend(friend.description) }
-        guard configuration.direct, let sessions else {
-            return try await node.sendFile(at: path, to: friend, name: name)
-        }
-        let (fd, size, sha256) = try await FileDigest.openHashed(path)
-        let key = FileTransferKey(friend: friend, sha256: sha256, outgoing: true)
-        guard outgoing[key] == nil, connecting[key] == nil, !(await node.fileTransfers().contains { $0.key == key })
-        else {
-            close(fd)
-            throw .invalidArgument("\(path) is being sent to \(friend) already")
-        }
-        let fileName = SafeFileName.truncated(name ?? String(path.split(separator: "/").last ?? "file"), toBytes: 255)
-        connecting[key] = Task {
-            await self.sendDirect(key, fd: fd, size: size, name: fileName, sessions: sessions)
-        }
-        return key
-    }
-
-    /// The direct attempt, and toxcore when it cannot finish it.
-    private func sendDirect(
-        _ key: FileTransferKey, fd: Int32, size: UInt64, name: String, sessions: SessionManager
-    ) async {
-        defer { close(fd) }
-        // The friend online first (toxcore's path waits for that too): the session's time starts then.
-        while !Task.isCancelled {
-            let asked = ContinuousClock.now
-            if await node.waitUntilConnected(to: key.friend, timeout: .seconds(1)) { break }
-            // An answer at once: the node stopped. Toxcore's path says so.
-            if ContinuousClock.now - asked < .milliseconds(500) { break }
-        }
-        let friend = key.friend.description
-        let timeout = configuration.connectTimeout
-        var connected: (Session, DataChannel)?
-        if !Task.isCancelled {
-            // A session that never comes up must not hold the file: toxcore takes it at the deadline.
-            let open: @Sendable () async -> (Session, DataChannel)? = {
-                guard let session = try? await sessions.session(with: friend) else { return nil }
-                var parameters = DataChannelParameters(label: name, protocol: FriendFileMessage.protocolName)
-                parameters.ordered = true
-                return (try? await session.openChannel(parameters)).map { (session, $0) }
-            }
-            connected = await withDeadline(timeout, late: { $0.1.close() }, open)
-        }
-        connecting[key] = nil
-        if Task.isCancelled {
-            connected?.1.close()
-            return emit(.finished(key, .cancelled(byPeer: false, reason: "cancelled by the sender")), .direct)
-        }
-        guard let (session, channel) = connected else {
-            return await fallBack(
-                key, fd: fd, size: size, name: name, why: "no session with the friend within \(timeout)")
-        }
-        // Reports in order, all out before the end's event.
-        let (reports, reportSink) = AsyncStream<DirectSend.Report>.makeStream()
-        let send = DirectSend(
-            channel: channel, fd: fd, name: name, size: size, sha256: key.sha256Hex,
-            progressInterval: configuration.progressInterval
-        ) {
-            reportSink.yield($0)
-        }
-        let pump = Task { for await report in reports { sendReport(key, size: size, report) } }
-        outgoing[key] = send
-        let outcome = await send.run()
-        remember(try? await session.stats().path, of: key)
-        outgoing[key] = nil
-        reportSink.finish()
-        await pump.value
-        switch outcome {
-        case .confirmed: emit(.finished(key, .completed(path: nil, bytes: size)), .direct)
-        case .rejected(let reason), .failed(let reason): emit(.finished(key, .failed(reason)), .direct)
-        case .refused(let reason): emit(.finished(key, .cancelled(byPeer: true, reason: reason)), .direct)
-        case .cancelled(let byPeer, let reason):
-            emit(.finished(key, .cancelled(byPeer: byPeer, reason: reason)), .direct)
-        case .interrupted(let answered):
-            if answered { emit(.interrupted(key, reason: "the session broke; going on over toxcore"), .direct) }
-            await fallBack(
-                key, fd: fd, size: size, name: name,
-                why: answered ? "the session broke part-way" : "the friend's node took no file over the session")
-        }
-    }
-
-    private func sendReport(_ key: FileTransferKey, size: UInt64, _ report: DirectSend.Report) {
-        switch report {
-        case .accepted(let offset): emit(.accepted(key, offset: offset), .direct)
-        case .paused(let byPeer): emit(.paused(key, byPeer: byPeer), .direct)
-        case .resumed(let byPeer): emit(.resumed(key, byPeer: byPeer), .direct)
-        case .progress(let bytes): emit(.progress(key, bytes: bytes, total: size), .direct)
-        }
-    }
-
-    /// Toxcore takes the file from the same open descriptor (a copy: ours
-    /// closes when the direct attempt ends), hashed once for both paths.
-    private func fallBack(_ key: FileTransferKey, fd: Int32, size: UInt64, name: String, why: String) async {
-        Self.log.warning("\(key) goes over toxcore: \(why)")
-        let copy = dup(fd)
-        guard copy >= 0 else {
-            return emit(
-                .finished(key, .failed("neither path: \(why); toxcore: \(String(cString: strerror(errno)))")), .toxcore)
-        }
-        do {
-            _ = try await node.sendFile(descriptor: copy, size: size, sha256: key.sha256, to: key.friend, name: name)
-        } catch {
-            emit(.finished(key, .failed("neither path: \(why); toxcore: \(error)")), .toxcore)
-        }
-    }
-
-    /// The ICE pair (host, server-reflexive, relayed over UDP, TCP or TLS) that
-    /// carried the last bytes of a file sent directly, nil for one that went over toxcore.
-    public func icePath(of key: FileTransferKey) -> IcePath? { icePaths[key] }
-
-    /// Keeps the last `maxIcePaths`: a node that sends for weeks does not grow.
-    private func remember(_ path: IcePath?, of key: FileTransferKey) {
-        guard let path else { return }
-        if icePaths.updateValue(path, forKey: key) == nil { icePathOrder.append(key) }
-        while icePathOrder.count > Self.maxIcePaths { icePaths[icePathOrder.removeFirst()] = nil }
     }
 
     // MARK: Receiving
@@ -269,6 +163,7 @@ public actor FriendFiles {
             return
         }
         let key = FileTransferKey(friend: friend, sha256: sha256, outgoing: false)
+        if offer.continuing { return await carryOn(key, receive) }
         guard incoming[key] == nil, !(await node.fileTransfers().contains { $0.key == key }) else {
             return await receive.refuse("this file is coming already")
         }
@@ -292,6 +187,32 @@ public actor FriendFiles {
         timer.cancel()
         offerTimers[key] = nil
         emit(.accepted(key, offset: offset), .direct)
+        receiveDirect(key, receive)
+    }
+
+    /// A session offers to carry on a file toxcore is bringing in: toxcore's
+    /// transfer gives way, and the session resumes from its partial file in
+    /// the directory the application accepted it into (no new offer to answer).
+    private func carryOn(_ key: FileTransferKey, _ receive: DirectReceive) async {
+        guard incoming[key] == nil, let handOver = await node.handOverFile(key), let directory = handOver.directory
+        else {
+            return await receive.refuse("no transfer of this file is moving over toxcore to carry on")
+        }
+        incoming[key] = receive
+        emit(.interrupted(key, reason: "going on over a direct session"), .toxcore)
+        do {
+            let offset = try await receive.accept(key: key, into: directory)
+            emit(.accepted(key, offset: offset), .direct)
+            receiveDirect(key, receive)
+        } catch {
+            incoming[key] = nil
+            await receive.refuse("the receiver cannot carry it on: \(error)")
+            emit(.finished(key, .failed("cannot carry on over the session: \(error)")), .direct)
+        }
+    }
+
+    /// Runs an accepted direct transfer to its end; reports in order, then the end.
+    private func receiveDirect(_ key: FileTransferKey, _ receive: DirectReceive) {
         let (reports, reportSink) = AsyncStream<DirectReceive.Report>.makeStream()
         Task {
             let pump = Task { for await report in reports { receiveReport(key, report) } }

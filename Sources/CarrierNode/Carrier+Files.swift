@@ -99,6 +99,28 @@ extension Carrier {
         carryOut(effects)
     }
 
+    /// Ends a moving transfer on toxcore, with no `.finished` event, so that
+    /// a direct session carries it on (`FriendFiles` does this when a session
+    /// comes up mid-transfer): the receiver keeps its partial file, whose
+    /// bytes the session resumes from. The friend's side sees toxcore's
+    /// transfer cancelled. Nil when the transfer cannot be handed over now
+    /// (none, not accepted yet, paused by this side, or being verified).
+    public func handOverFile(_ key: FileTransferKey) -> FileHandOver? {
+        guard let (handOver, effects) = files.handOver(key) else { return nil }
+        carryOut(effects)
+        return handOver
+    }
+
+    /// A direct session is about to offer to carry on the outgoing `key`
+    /// (the friend's node, taking it, cancels toxcore's transfer): a cancel
+    /// from the friend is held until `handOverFile` or `endHandOver`. False
+    /// when no such transfer is moving.
+    public func beginHandOver(_ key: FileTransferKey) -> Bool { files.beginHandOver(key) }
+
+    /// The session did not carry `key` on: toxcore goes on with it, or ends it
+    /// as cancelled by the friend if the friend cancelled it meanwhile.
+    public func endHandOver(_ key: FileTransferKey) { carryOut(files.endHandOver(key)) }
+
     /// Pauses a transfer that is moving; the friend sees `.paused(byPeer: true)`.
     public func pauseFile(_ key: FileTransferKey) throws(CarrierError) {
         try setPaused(key, true)

@@ -107,3 +107,17 @@ public struct FileTransferStatus: Equatable, Sendable {
     /// Paused by the friend.
     public var pausedByPeer: Bool
 }
+
+/// A transfer toxcore gave up to a direct session (`Carrier.handOverFile`).
+public struct FileHandOver: Equatable, Sendable {
+    /// The bytes toxcore had moved.
+    public var bytes: UInt64
+    /// For a file coming in: the directory it was accepted into, whose partial file the session resumes from.
+    public var directory: String?
+
+    /// A hand-over at `bytes`, into `directory` for a file coming in.
+    public init(bytes: UInt64, directory: String?) {
+        self.bytes = bytes
+        self.directory = directory
+    }
+}

@@ -28,6 +28,11 @@ struct OutgoingFile {
     var lastProgress: ContinuousClock.Instant?
     /// While awaiting the receiver's verdict: no verdict by then fails the transfer.
     var deadline: ContinuousClock.Instant?
+    /// A direct session is offering to carry it on (`Carrier.beginHandOver`):
+    /// the friend cancelling toxcore's transfer meanwhile may mean it took the
+    /// session's offer, so that cancel is held until the session's answer.
+    var handingOver = false
+    var cancelledDuringHandOver = false
 }
 
 /// A file a friend sends to this node.

@@ -328,6 +328,50 @@ struct FriendFileTransfers {
         return nil
     }
 
+    /// Ends a moving transfer on toxcore so a direct session carries it on
+    /// (`Carrier.handOverFile`): toxcore's slot is cancelled, and nothing is
+    /// emitted, since the transfer goes on. A receiver keeps its partial file
+    /// for the session to resume from, and hands it over only while it takes
+    /// bytes (accepted, not verifying, not paused by itself); a sender stops
+    /// reading its file, even when all of it went out (the receiver had not
+    /// taken all of it, or it would not have handed over). Nil for a transfer
+    /// that cannot be handed over now.
+    mutating func handOver(_ key: FileTransferKey) -> (FileHandOver, [FileEffect])? {
+        if key.outgoing {
+            guard let file = outgoing[key], file.phase != .waitingForFriend else { return nil }
+            outgoing[key] = nil
+            return (FileHandOver(bytes: file.sent, directory: nil), cancel(file.slot) + [.closeFile(file.fd)])
+        }
+        guard let file = incoming[key], file.phase == .receiving, !file.pausedByUs, let directory = file.directory,
+            let partial = file.partial
+        else { return nil }
+        incoming[key] = nil
+        return (
+            FileHandOver(bytes: file.received, directory: directory),
+            cancel(file.slot) + [.discard(partial, keep: true)]
+        )
+    }
+
+    /// A sender's session offers to carry on `key`: a cancel from the friend is
+    /// held until `endHandOver` (false: no such transfer moving).
+    mutating func beginHandOver(_ key: FileTransferKey) -> Bool {
+        guard key.outgoing, let file = outgoing[key], file.phase == .offered || file.phase == .sending else {
+            return false
+        }
+        outgoing[key]?.cancelledDuringHandOver = false
+        outgoing[key]?.handingOver = true
+        return true
+    }
+
+    /// The session did not carry `key` on: toxcore goes on with it, or, if
+    /// the friend cancelled toxcore's transfer meanwhile, it ends that way now.
+    mutating func endHandOver(_ key: FileTransferKey) -> [FileEffect] {
+        guard let file = outgoing[key], file.handingOver else { return [] }
+        outgoing[key]?.handingOver = false
+        guard file.cancelledDuringHandOver else { return [] }
+        return finishOutgoing(key, .cancelled(byPeer: true, reason: nil))
+    }
+
     /// Whether `key` is a transfer under way (either direction).
     func contains(_ key: FileTransferKey) -> Bool { outgoing[key] != nil || incoming[key] != nil }
 
@@ -356,6 +400,11 @@ struct FriendFileTransfers {
             slots[slot] = nil
             if key.outgoing {
                 outgoing[key]?.slot = nil
+                if outgoing[key]?.handingOver == true {
+                    outgoing[key]?.requested = []
+                    outgoing[key]?.cancelledDuringHandOver = true
+                    return []
+                }
                 // A verdict (with its reason) usually came just before; wait for it a moment.
                 guard outgoing[key]?.phase != .awaitingResult else { return [] }
                 return finishOutgoing(key, .cancelled(byPeer: true, reason: nil))

@@ -56,8 +56,8 @@ public actor SessionManager {
     /// The last state of every live negotiation, for a session registered after its first events.
     private var calls: [String: Call] = [:]
     private var pump: Task<Void, Never>?
-    /// Sessions `session(with:)` is opening, by peer.
-    private var opening: [String: Task<Result<Session, SessionError>, Never>] = [:]
+    /// Sessions `session(with:)` is opening, by peer, with how many wait for each.
+    private var opening: [String: (task: Task<Result<Session, SessionError>, Never>, waiters: Int)] = [:]
 
     /// A manager over any signaling provider; `start()` it before use.
     public init(provider: any SignalingProvider, configuration: Configuration = Configuration()) {
@@ -101,8 +101,19 @@ public actor SessionManager {
             throw .notConnected("\(error)")
         }
         let session = register(call)
-        try await session.waitConnected()
-        return session
+        // Cancelled (nobody waits any more): the call is hung up, which ends the wait.
+        let client = self.client
+        let waited = await withTaskCancellationHandler {
+            do throws(SessionError) {
+                try await session.waitConnected()
+                return Result<Session, SessionError>.success(session)
+            } catch {
+                return .failure(error)
+            }
+        } onCancel: {
+            Task { try? await client.endCall(call.id) }
+        }
+        return try waited.get()
     }
 
     /// The sessions open now, both ways.
@@ -116,17 +127,39 @@ public actor SessionManager {
             if state == .connected || state == .disconnected { return session }
         }
         // Users asking at once share the one being opened.
-        let opening =
-            self.opening[peer]
-            ?? Task { () async -> Result<Session, SessionError> in
+        let opening: Task<Result<Session, SessionError>, Never>
+        if let shared = self.opening[peer] {
+            opening = shared.task
+            self.opening[peer]?.waiters += 1
+        } else {
+            opening = Task { () async -> Result<Session, SessionError> in
                 do throws(SessionError) { return .success(try await self.openSession(to: peer)) } catch {
                     return .failure(error)
                 }
             }
-        self.opening[peer] = opening
-        let result = await opening.value
-        if self.opening[peer] == opening { self.opening[peer] = nil }
+            self.opening[peer] = (opening, 1)
+        }
+        let result = await withTaskCancellationHandler {
+            await opening.value
+        } onCancel: {
+            Task { await self.gaveUp(on: opening, to: peer) }
+        }
+        if self.opening[peer]?.task == opening { self.opening[peer] = nil }
         return try result.get()
+    }
+
+    /// A user of `session(with:)` was cancelled (it gave up at its deadline):
+    /// the last one to go stops the opening, so that a call the peer never
+    /// answers does not ring on, and the next ask invites afresh (a friend's
+    /// node that takes sessions now answers that one).
+    private func gaveUp(on opening: Task<Result<Session, SessionError>, Never>, to peer: String) {
+        guard let shared = self.opening[peer], shared.task == opening else { return }
+        guard shared.waiters <= 1 else {
+            self.opening[peer]?.waiters -= 1
+            return
+        }
+        self.opening[peer] = nil
+        opening.cancel()
     }
 
     private func register(_ call: Call) -> Session {

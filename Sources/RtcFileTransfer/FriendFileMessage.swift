@@ -11,7 +11,10 @@ import Foundation
 /// sender hears at once.
 public enum FriendFileMessage: Equatable, Sendable {
     /// Sender: the file, by name (informational), size and SHA-256 (hex).
-    case offer(name: String, size: UInt64, sha256: String)
+    /// `continuing`: the file is on its way over toxcore already, and this
+    /// session is to carry on from the receiver's partial file (`"continues":
+    /// true`); a receiver with no such transfer refuses it.
+    case offer(name: String, size: UInt64, sha256: String, continuing: Bool = false)
     /// Receiver: send from this byte on (what it has already).
     case accept(offset: UInt64)
     /// Receiver: it does not take the file.
@@ -36,8 +39,10 @@ public enum FriendFileMessage: Equatable, Sendable {
     public var json: String {
         let object: [String: Any] =
             switch self {
-            case .offer(let name, let size, let sha256):
-                ["type": "offer", "name": name, "size": size, "sha256": sha256]
+            case .offer(let name, let size, let sha256, let continuing):
+                ["type": "offer", "name": name, "size": size, "sha256": sha256].merging(
+                    continuing ? ["continues": true] : [:]
+                ) { a, _ in a }
             case .accept(let offset): ["type": "accept", "offset": offset]
             case .refuse(let reason): ["type": "refuse", "reason": Self.cut(reason)]
             case .pause: ["type": "pause"]
@@ -64,7 +69,8 @@ public enum FriendFileMessage: Equatable, Sendable {
                 let sha256 = object["sha256"] as? String, sha256.utf8.count == 64,
                 sha256.allSatisfy(\.isHexDigit)
             else { return nil }
-            self = .offer(name: name, size: size, sha256: sha256.lowercased())
+            self = .offer(
+                name: name, size: size, sha256: sha256.lowercased(), continuing: object["continues"] as? Bool == true)
         case "accept":
             guard let offset = Self.unsigned(object["offset"]) else { return nil }
             self = .accept(offset: offset)

@@ -27,6 +27,8 @@ public struct FriendFileReceiver: Sendable {
     public let size: UInt64
     /// Its SHA-256 in hex, as offered.
     public let sha256: String
+    /// The sender asks to carry on a transfer that toxcore has under way.
+    public let continuing: Bool
     /// The next byte expected (what the partial file holds once accepted).
     public private(set) var position: UInt64 = 0
     /// The application took the file.
@@ -38,13 +40,13 @@ public struct FriendFileReceiver: Sendable {
 
     /// Reads the channel's first message: an offer within `maxSize`, or the reason to refuse it.
     public static func read(offer text: String, maxSize: UInt64) -> Result<FriendFileReceiver, OfferRefusal> {
-        guard case .offer(let name, let size, let sha256)? = FriendFileMessage(json: text) else {
+        guard case .offer(let name, let size, let sha256, let continuing)? = FriendFileMessage(json: text) else {
             return .failure(OfferRefusal(reason: "the first message is not a file offer"))
         }
         guard size <= maxSize else {
             return .failure(OfferRefusal(reason: "the file is \(size) bytes, more than the \(maxSize) this node takes"))
         }
-        return .success(FriendFileReceiver(name: name, size: size, sha256: sha256))
+        return .success(FriendFileReceiver(name: name, size: size, sha256: sha256, continuing: continuing))
     }
 
     /// Why an offer is refused at once.
@@ -55,7 +57,8 @@ public struct FriendFileReceiver: Sendable {
         public init(reason: String) { self.reason = reason }
     }
 
-    private init(name: String, size: UInt64, sha256: String) {
+    private init(name: String, size: UInt64, sha256: String, continuing: Bool) {
+        self.continuing = continuing
         self.name = name
         self.size = size
         self.sha256 = sha256

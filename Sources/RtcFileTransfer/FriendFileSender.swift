@@ -51,6 +51,8 @@ public struct FriendFileSender: Sendable {
     public let sha256: String
     /// The largest binary message.
     public let blockSize: Int
+    /// The offer carries on a transfer toxcore has under way (`FriendFileMessage.offer`'s `continuing`).
+    public let continuing: Bool
     /// The offset the receiver accepted at, once it answered.
     public private(set) var acceptedOffset: UInt64?
     /// The next byte to send.
@@ -66,8 +68,9 @@ public struct FriendFileSender: Sendable {
     private var verdict: (ok: Bool, reason: String?)?
     private var closed = false
 
-    /// A sender for this file (`sha256` in hex).
-    public init(name: String, size: UInt64, sha256: String, blockSize: Int = 64 * 1024) {
+    /// A sender for this file (`sha256` in hex); `continuing` for one toxcore is carrying already.
+    public init(name: String, size: UInt64, sha256: String, continuing: Bool = false, blockSize: Int = 64 * 1024) {
+        self.continuing = continuing
         self.name = name
         self.size = size
         self.sha256 = sha256
@@ -86,7 +89,7 @@ public struct FriendFileSender: Sendable {
     public mutating func next(buffered: Int, highWater: Int = 4 << 20) -> Step {
         if !offerSent {
             offerSent = true
-            return .send(.offer(name: name, size: size, sha256: sha256))
+            return .send(.offer(name: name, size: size, sha256: sha256, continuing: continuing))
         }
         if let reason = failure ?? ourCancel {
             if !cancelTold, !closed {

@@ -259,4 +259,64 @@ import Testing
         // Stopping keeps the partial for next time.
         #expect(Self.words(files.closeAll(reason: "stopped")) == ["keep partial", "failed: stopped"])
     }
+
+    // MARK: Handing over to a session
+
+    @Test func aReceiveHandedOverKeepsItsPartialAndEndsSilently() throws {
+        var files = transfers()
+        _ = files.offered(slot, from: friend, kindIsData: true, size: 100_000, name: "a", sha256: sha256, now: at(0)) {
+            _, _ in true
+        }
+        // Not before the application accepted it: there is no directory to carry on in.
+        let early = files.handOver(incomingKey())
+        #expect(early == nil)
+        let (partial, _, directory) = try partial(holding: 0)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = files.accepted(incomingKey(), into: directory, partial: partial, have: 0) { _, _ in true }
+        _ = files.chunk(slot, position: 0, count: 2000, now: at(1)) { _ in true }
+        let handedOver = files.handOver(incomingKey())
+        let handed = try #require(handedOver)
+        #expect(handed.0 == FileHandOver(bytes: 2000, directory: directory))
+        #expect(Self.words(handed.1) == ["control 7 cancel", "keep partial"])
+        #expect(files.statuses.isEmpty)
+        // What toxcore still delivers on the old slot goes nowhere.
+        let late = files.chunk(slot, position: 2000, count: 1000, now: at(2)) { _ in true }
+        #expect(late.isEmpty)
+    }
+
+    @Test func aSenderHoldsAPeersCancelWhileItsSessionOffersToCarryOn() {
+        var files = offered()
+        let key = outgoingKey()
+        _ = files.control(slot, .resume)
+        let began = files.beginHandOver(key)
+        #expect(began)
+        let held = files.control(slot, .cancel)
+        // The receiver gave toxcore's transfer up for the session: nothing yet.
+        #expect(held.isEmpty)
+        // It took the session's offer: toxcore's side closes its file, with no end of its own.
+        let handed = files.handOver(key)
+        #expect(handed?.0 == FileHandOver(bytes: 0, directory: nil))
+        #expect(handed.map { Self.words($0.1) } == ["close 42"])
+        #expect(files.statuses.isEmpty)
+    }
+
+    @Test func aSessionThatDidNotCarryOnLeavesToxcoresTransferOrItsCancel() {
+        var files = offered()
+        let key = outgoingKey()
+        _ = files.control(slot, .resume)
+        let first = files.beginHandOver(key)
+        #expect(first)
+        let refused = files.endHandOver(key)
+        #expect(refused.isEmpty)  // refused: toxcore goes on
+        #expect(files.statuses.first?.phase == .transferring)
+        let second = files.beginHandOver(key)
+        #expect(second)
+        let cancel = files.control(slot, .cancel)
+        #expect(cancel.isEmpty)
+        // The session was refused after all: the friend's cancel was a cancel.
+        let ended = files.endHandOver(key)
+        #expect(Self.words(ended) == ["close 42", "cancelled by peer "])
+        let again = files.beginHandOver(key)
+        #expect(!again)
+    }
 }

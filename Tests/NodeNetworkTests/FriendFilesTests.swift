@@ -1,3 +1,4 @@
+import AsyncExtras
 import CarrierFiles
 import CarrierSessions
 import CarrierSignaling
@@ -224,7 +225,96 @@ extension FileTransferTests {
             #expect(partials.isEmpty, "left behind: \(partials)")
             await pair.stop()
         }
+
+        /// Toxcore carries a file because Bob's node takes no sessions yet; once
+        /// it does, Alice's next try carries the transfer on over a session from
+        /// the bytes on Bob's disk, and each side ends it once, on the direct path.
+        @Test func aTransferOnToxcoreCarriesOnOverASessionThatComesUpLater() async throws {
+            let net = try await TestNetwork.shared()
+            let peer = PeerConfiguration(localAddresses: ["127.0.0.1"])
+            let aliceSessions = try await SessionManager.start(
+                on: net.alice, configuration: .init(peer: peer, acceptsSessions: false))
+            var configuration = FriendFiles.Configuration(connectTimeout: .seconds(2))
+            configuration.progressInterval = .milliseconds(10)
+            configuration.handOverInterval = .milliseconds(200)
+            configuration.handOverMinimum = 0
+            let alice = FriendFiles(node: net.alice, sessions: aliceSessions, configuration: configuration)
+            await alice.start()
+            let bobOnToxcore = FriendFiles(node: net.bob, sessions: nil, configuration: configuration)
+            await bobOnToxcore.start()
+            let (source, payload) = try makeFile(bytes: 64_000_000, name: "carried-on.bin")
+            let inbox = temporaryDirectory()
+            let aliceEvents = await alice.events()
+            let bobToxcoreEvents = await bobOnToxcore.events()
+            let key = try await alice.send(at: source, to: net.bob.userId)
+            let incoming = FileTransferKey(friend: net.alice.userId, sha256: key.sha256, outgoing: false)
+
+            // Over toxcore first: Bob accepts, and once bytes arrive his node starts taking sessions.
+            let moving = await next(bobToxcoreEvents, within: .seconds(60)) { event -> Bool? in
+                switch event.event {
+                case .offered(let offer) where offer.key == incoming:
+                    #expect(event.path == .toxcore)
+                    try? await bobOnToxcore.accept(incoming, into: inbox)
+                case .progress(incoming, let bytes, _) where bytes > 0: return true
+                default: break
+                }
+                return nil
+            }
+            #expect(moving == true)
+            var bobConfiguration = SessionManager.Configuration(peer: peer)
+            bobConfiguration.applicationProtocols = [FriendFileMessage.protocolName]
+            let bobSessions = try await SessionManager.start(on: net.bob, configuration: bobConfiguration)
+            let bob = FriendFiles(node: net.bob, sessions: bobSessions, configuration: configuration)
+            await bob.start()
+            let bobEvents = await bob.events()
+
+            let bobSaw = await next(bobEvents, within: .seconds(60), collecting: incoming)
+            let aliceSaw = await next(aliceEvents, within: .seconds(30), collecting: key)
+            let bobAccepted = bobSaw.first { if case .accepted = $0.event { true } else { false } }
+            guard case .accepted(_, let offset)? = bobAccepted?.event, bobAccepted?.path == .direct else {
+                Issue.record("Bob: \(bobSaw)")
+                return
+            }
+            #expect(offset > 0 && offset < 64_000_000, "carried on at \(offset)")
+            #expect(
+                bobSaw.contains(
+                    FriendFileEvent(.interrupted(incoming, reason: "going on over a direct session"), path: .toxcore)))
+            #expect(
+                bobSaw.last
+                    == FriendFileEvent(
+                        .finished(incoming, .completed(path: inbox + "/carried-on.bin", bytes: 64_000_000)),
+                        path: .direct))
+            #expect(FileManager.default.contents(atPath: inbox + "/carried-on.bin") == Data(payload))
+            #expect(aliceSaw.contains(FriendFileEvent(.accepted(key, offset: offset), path: .direct)), "\(aliceSaw)")
+            #expect(
+                aliceSaw.last
+                    == FriendFileEvent(.finished(key, .completed(path: nil, bytes: 64_000_000)), path: .direct))
+            #expect(aliceSaw.filter { if case .finished = $0.event { true } else { false } }.count == 1)
+            #expect(await net.alice.fileTransfers().isEmpty)
+            #expect(await net.bob.fileTransfers().isEmpty)
+            let partials = (try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.carrier-partial")) ?? []
+            #expect(partials.isEmpty, "left behind: \(partials)")
+            await alice.stop()
+            await bob.stop()
+            await bobOnToxcore.stop()
+            await aliceSessions.stop()
+            await bobSessions.stop()
+        }
     }
+}
+
+/// Every event about `key` up to and including its `.finished`, within `timeout`.
+private func next(
+    _ events: AsyncStream<FriendFileEvent>, within timeout: Duration, collecting key: FileTransferKey
+) async -> [FriendFileEvent] {
+    let seen = Locked<[FriendFileEvent]>([])
+    _ = await next(events, within: timeout) { event -> Bool? in
+        guard event.event.key == key else { return nil }
+        seen.withLock { $0.append(event) }
+        if case .finished = event.event { return true }
+        return nil
+    }
+    return seen.withLock { $0 }
 }
 
 /// The first non-nil answer of `body` for the next events, within `timeout`

@@ -76,6 +76,21 @@ import Testing
         #expect(sender.next(buffered: 0) == .finished(.confirmed))
     }
 
+    /// An offer to carry on what toxcore has under way says so; a plain one does not, as before.
+    @Test func anOfferThatCarriesOnSaysSoAndAPlainOneIsUnchanged() throws {
+        var sender = FriendFileSender(name: "x", size: 10, sha256: Self.sha, continuing: true)
+        guard case .send(let offer) = sender.next(buffered: 0) else {
+            Issue.record("no offer")
+            return
+        }
+        #expect(offer.json.contains("\"continues\":true"))
+        let receiver = try FriendFileReceiver.read(offer: offer.json, maxSize: 100).get()
+        #expect(receiver.continuing)
+        let plain = FriendFileMessage.offer(name: "x", size: 10, sha256: Self.sha)
+        #expect(!plain.json.contains("continues"))
+        #expect(try !FriendFileReceiver.read(offer: plain.json, maxSize: 100).get().continuing)
+    }
+
     @Test func aRefusalEndsTheSenderBeforeAnyByte() {
         var wire = Wire(sender: FriendFileSender(name: "a.bin", size: 200_000, sha256: Self.sha))
         #expect(wire.run(refuse: "no room") == .finished(.refused("no room")))
