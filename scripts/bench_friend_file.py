@@ -17,7 +17,7 @@ references in one run:
   run starts on a cold link (toxcore's congestion control in slow start);
   later ones find it warm.
 
-Prints MB/s for each run, the medians, and the ratios: our direct path over
+PATHS=toxcore (or direct) runs one path only. Prints MB/s for each run, the medians, and the ratios: our direct path over
 aiortc's data channel, our toxcore path over raw toxcore's."""
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -25,6 +25,7 @@ carrier = sys.argv[1] if len(sys.argv) > 1 else ".build/release/carrier"
 size_mb = int(os.environ.get("SIZE_MB", "30"))
 direct_mb = int(os.environ.get("DIRECT_MB", "200"))
 runs = int(os.environ.get("RUNS", "4"))
+paths = os.environ.get("PATHS", "direct,toxcore").split(",")
 root = tempfile.mkdtemp(prefix="carrier-bench-files-")
 here = os.path.dirname(os.path.abspath(__file__))
 procs = []
@@ -79,14 +80,14 @@ def ours():
                            + common, capture_output=True, text=True, timeout=150)
     if added.returncode != 0:
         sys.exit("friend add failed: " + added.stderr[-500:])
-    alone = [send(bob, payload(run), common + ["--toxcore"]) for run in range(runs)]
+    alone = [send(bob, payload(run), common + ["--toxcore"]) for run in range(runs)] if "toxcore" in paths else []
     daemon = start([carrier, "daemon", "--host-ip", "127.0.0.1", "--json", "--data", root + "/alice"] + common)
     while "daemonReady" not in (daemon.stdout.readline() or "daemonReady"):
         pass
-    through_daemon = [send(bob, payload(run), ["--toxcore"]) for run in range(runs)]
-    big = payload(0, direct_mb)
+    through_daemon = [send(bob, payload(run), ["--toxcore"]) for run in range(runs)] if "toxcore" in paths else []
     direct = []
-    for run in range(runs):
+    big = payload(0, direct_mb) if "direct" in paths else None
+    for run in range(runs if big else 0):
         direct.append(send(bob, big, ["--host-ip", "127.0.0.1"], wall=True, expect="direct"))
         shutil.rmtree(root + "/inbox", ignore_errors=True)  # room on the disk for the next run
     return alone, through_daemon, direct
@@ -131,22 +132,24 @@ def row(name, rates):
 
 try:
     alone, through_daemon, direct = ours()
-    aiortc = aiortc_data_channel()
-    raw = raw_toxcore()
-    print("%-58s %8s %8s   %s" % ("direct path, %d MB, %d runs (MB/s)" % (direct_mb, runs), "first", "median",
-                                  "each run"))
-    print("%-58s %8.2f %8.2f   %s" % ("ours: send-file through the daemon, start to verdict", direct[0],
-                                      statistics.median(direct), " ".join("%.1f" % r for r in direct)), flush=True)
-    print("%-58s %8.2f %8.2f   %s" % ("aiortc: one data channel, offer to last byte", aiortc[0],
-                                      statistics.median(aiortc), " ".join("%.1f" % r for r in aiortc)), flush=True)
-    print("ours direct / aiortc's data channel: %.2f" % (statistics.median(direct) / statistics.median(aiortc)))
-    print("%-58s %8s %8s   %s" % ("toxcore's path, %d MB, %d runs on one link (MB/s)" % (size_mb, runs), "cold",
-                                  "warm", "each run"))
-    row("ours: send-file --toxcore, a new process each time", alone)
-    ours_warm = row("ours: send-file --toxcore through the daemon, one link", through_daemon)
-    raw_warm = row("raw c-toxcore (tox_file_bench), one link", raw)
-    print("ours through the daemon / raw toxcore: cold %.2f, warm %.2f" % (through_daemon[0] / raw[0],
-                                                                         ours_warm / raw_warm))
+    if direct:
+        aiortc = aiortc_data_channel()
+        print("%-58s %8s %8s   %s" % ("direct path, %d MB, %d runs (MB/s)" % (direct_mb, runs), "first", "median",
+                                      "each run"))
+        print("%-58s %8.2f %8.2f   %s" % ("ours: send-file through the daemon, start to verdict", direct[0],
+                                          statistics.median(direct), " ".join("%.1f" % r for r in direct)), flush=True)
+        print("%-58s %8.2f %8.2f   %s" % ("aiortc: one data channel, offer to last byte", aiortc[0],
+                                          statistics.median(aiortc), " ".join("%.1f" % r for r in aiortc)), flush=True)
+        print("ours direct / aiortc's data channel: %.2f" % (statistics.median(direct) / statistics.median(aiortc)))
+    if through_daemon:
+        raw = raw_toxcore()
+        print("%-58s %8s %8s   %s" % ("toxcore's path, %d MB, %d runs on one link (MB/s)" % (size_mb, runs), "cold",
+                                      "warm", "each run"))
+        row("ours: send-file --toxcore, a new process each time", alone)
+        ours_warm = row("ours: send-file --toxcore through the daemon, one link", through_daemon)
+        raw_warm = row("raw c-toxcore (tox_file_bench), one link", raw)
+        print("ours through the daemon / raw toxcore: cold %.2f, warm %.2f" % (through_daemon[0] / raw[0],
+                                                                             ours_warm / raw_warm))
 finally:
     for p in procs:
         p.terminate()
