@@ -101,6 +101,13 @@ extension MediaSender.Stats {
                 $1
             }
             .merging(encodedWidth.map { ["encodedWidth": $0, "encodedHeight": encodedHeight ?? 0] } ?? [:]) { $1 }
+            .merging(
+                packetsSent > 0
+                    ? [
+                        "packetSendDelayMs": rounded(totalPacketSendDelay / Double(packetsSent) * 1000),
+                        "pacerQueueMs": rounded(lastPacketSendDelay * 1000),
+                    ] : [:]
+            ) { $1 }
     }
 }
 
@@ -142,6 +149,8 @@ func liveStatsLine(_ stats: CallMediaStats, peer: PeerStats?) -> String? {
             part += sent.followsTarget == false ? " (passed through)" : " at \(target / 1000) kbit/s"
         }
         if let width = sent.encodedWidth, let height = sent.encodedHeight { part += " \(width)x\(height)" }
+        // What the pacer held back when the last frame went (a frame spread over the link, or late behind one).
+        if sent.lastPacketSendDelay >= 0.001 { part += " queue \(Int(sent.lastPacketSendDelay * 1000)) ms" }
         parts.append(part)
     }
     for received in receiving {

@@ -157,7 +157,7 @@ final class MediaPacer: @unchecked Sendable {
             let time = offset + sample.time
             if let duration, time >= duration { break }
             guard sleep(until: start + time) else { break }
-            if !lock.withLock({ muted }) { send(sample, at: time) }
+            if !lock.withLock({ muted }) { send(sample, at: time, due: start + time) }
             lock.withLock { stats.seconds = time + step }
         }
         markFinished()
@@ -177,7 +177,8 @@ final class MediaPacer: @unchecked Sendable {
         }
     }
 
-    private func send(_ sample: EncodedSample, at time: Double) {
+    /// Sends a sample whose media time is `time`, due on the monotonic clock at `due`.
+    private func send(_ sample: EncodedSample, at time: Double, due: Double) {
         let clockRate = kind == .audio ? 48000.0 : 90000.0
         let timestamp = timestampBase &+ UInt32(truncatingIfNeeded: Int64((time * clockRate).rounded()))
         let payloads: [[UInt8]]
@@ -187,21 +188,28 @@ final class MediaPacer: @unchecked Sendable {
             payloads = Vp8Payload.packetize(sample.data, pictureId: pictureId)
             pictureId = (pictureId + 1) & 0x7FFF
         }
+        // Each packet's wait, from the frame's due time to the socket.
+        var waited = 0.0
+        var lastWait = 0.0
         do {
             if let share = appliedShare, payloads.count > 1 {
                 // Paced at 2.5 times the share (libwebrtc's pacing factor): a keyframe of twenty
                 // packets leaves over a frame or two instead of as one burst into a slow link's queue.
                 let pacingRate = Double(max(share, 30_000)) * 2.5
-                var due = Self.now()
+                var next = Self.now()
                 for (index, payload) in payloads.enumerated() {
-                    if index > 0 { guard sleep(until: due) else { return } }
+                    if index > 0 { guard sleep(until: next) else { return } }
                     try peer.sendRtp(
                         mid: mid, payloads: [payload], timestamp: timestamp,
                         marker: kind == .video && index == payloads.count - 1)
-                    due += Double((payload.count + 40) * 8) / pacingRate
+                    lastWait = max(Self.now() - due, 0)
+                    waited += lastWait
+                    next += Double((payload.count + 40) * 8) / pacingRate
                 }
             } else {
                 try peer.sendRtp(mid: mid, payloads: payloads, timestamp: timestamp, marker: kind == .video)
+                lastWait = max(Self.now() - due, 0)
+                waited = lastWait * Double(payloads.count)
             }
         } catch {
             lock.withLock {
@@ -215,6 +223,8 @@ final class MediaPacer: @unchecked Sendable {
             stats.packetsSent += payloads.count
             stats.bytesSent += payloads.reduce(0) { $0 + $1.count }
             stats.framesSent += 1
+            stats.totalPacketSendDelay += waited
+            stats.lastPacketSendDelay = lastWait
             if sample.isKeyframe { stats.keyframesSent += 1 }
         }
     }

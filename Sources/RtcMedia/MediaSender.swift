@@ -42,6 +42,12 @@ public actor MediaSender {
         /// Whether the encoder follows that share: false for a track passed through
         /// as the file holds it (its rate cannot change), nil before any share came.
         public var followsTarget: Bool?
+        /// Seconds the packets sent waited here, each from its frame's media
+        /// time to the socket, summed (W3C's `totalPacketSendDelay`): the pacer
+        /// spreading a large frame, and frames that went late behind one.
+        public var totalPacketSendDelay = 0.0
+        /// How long the last frame's last packet waited, seconds: the pacer's queue then.
+        public var lastPacketSendDelay = 0.0
     }
 
     private let peer: PeerConnection

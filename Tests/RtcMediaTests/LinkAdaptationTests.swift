@@ -37,14 +37,21 @@ import Testing
         let audio = try #require(result.received.first { $0.kind == "audio" })
         let counts = relay.currentCounts
         let frames = try Y4mFile(path: result.directory + "/video.y4m")
+        let sentAudio = try #require(result.sent.first { $0.kind == "audio" })
+        let videoWait = sent.totalPacketSendDelay / Double(max(sent.packetsSent, 1))
+        let audioWait = sentAudio.totalPacketSendDelay / Double(max(sentAudio.packetsSent, 1))
         let size = "\(sent.encodedWidth ?? 0)x\(sent.encodedHeight ?? 0)"
         print(
             "640x480 noisy through 400 kbit/s: encoded at \(size) at the end, \(sent.framesSent) frames sent, "
                 + "\(frames.frameCount) recorded (\(frames.width)x\(frames.height)), target \(sent.targetBitrate ?? 0), "
                 + "dropped \(counts.dropped) of \(counts.dropped + counts.forwarded), freezes \(received.freezes), "
                 + "longest gap \(received.longestFrameGap ?? -1) s, audio \(audio.seconds) s, "
-                + "latency p95 \(audio.latencyP95 ?? -1) s")
+                + "latency p95 \(audio.latencyP95 ?? -1) s, packets waited \(videoWait) s (video), \(audioWait) s (audio)"
+        )
         #expect((sent.encodedWidth ?? 640) < 640, "still encoding at full size")
+        // The pacer spreads frames (video packets wait a little) and holds no backlog; audio goes at once.
+        #expect(videoWait > 0 && videoWait < 0.1, "video packets waited \(videoWait) s on average")
+        #expect(audioWait < 0.005, "audio packets waited \(audioWait) s on average")
         #expect(Double(frames.frameCount) >= seconds * 30 * 5 / 6, "\(frames.frameCount) frames recorded")
         #expect((received.longestFrameGap ?? 1) < 0.5)
         #expect(audio.seconds >= seconds - 0.5)
