@@ -8,7 +8,9 @@ import RtcContainers
 /// browsers start) unless a bitrate is given, and a keyframe when one was
 /// asked for. Once congestion control gives a target, the pictures are
 /// shrunk when the link cannot carry their size (`ResolutionLadder`) and
-/// grown back when it can. Used by its source's one sender thread.
+/// grown back when it can; at the smallest size and a target far below it,
+/// pictures are left out (15, then 10 of 30 a second). Used by its source's
+/// one sender thread.
 final class PictureEncoder {
     private let framesPerSecond: Int
     private let bitrate: Int?
@@ -21,6 +23,8 @@ final class PictureEncoder {
     private var ladder: ResolutionLadder?
     private let scaler = PictureScaler()
     private let started = ContinuousClock.now
+    /// The media time of the last picture encoded (the frame rate's clock).
+    private var lastEncodedTime: Double?
     /// The size the last picture was encoded at.
     var encodedSize: (width: Int, height: Int)? { encoder.map { ($0.settings.width, $0.settings.height) } }
 
@@ -57,9 +61,16 @@ final class PictureEncoder {
         target.map { min($0, cap(width: width, height: height)) }
     }
 
-    /// The picture as one VP8 frame at `time`; nil when the rate control skipped it.
+    /// The picture as one VP8 frame at `time`; nil when the rate control
+    /// skipped it, or the ladder's frame rate leaves it out.
     func encode(_ source: VideoFrame, time: Double) throws -> EncodedSample? {
         let picture = scaled(source)
+        if let divisor = ladder?.frameRateDivisor, divisor > 1, let last = lastEncodedTime,
+            time - last < (Double(divisor) - 0.5) / Double(framesPerSecond), time >= last
+        {
+            return nil
+        }
+        lastEncodedTime = time
         let encoder = try encoder(for: picture)
         let forced = keyframeWanted
         keyframeWanted = false

@@ -18,6 +18,14 @@
 /// largest rung it can start at (about 1.3 bit/s per pixel: 640x360 from
 /// 300 kbit/s, 640x480 from 400, near libwebrtc's start table), so a call
 /// does not open with a keyframe far too large for its link.
+///
+/// Below the smallest size the frame rate goes instead, when the target is so
+/// low that each frame would carry next to nothing (under 0.02 bit per pixel):
+/// a half, then a third of the source's rate. It comes back, after the same
+/// wait as a rung up, when the target gives the higher rate 0.05 bit per
+/// pixel, and before the size grows. The quantizer alone never lowers the
+/// frame rate: a noisy picture at the smallest size stays at the full rate,
+/// coarse, as Chromium's does.
 struct ResolutionLadder: Sendable {
     /// libwebrtc's VP8 thresholds on the internal quantizer (0-127).
     static let highQuantizer = 95
@@ -37,6 +45,12 @@ struct ResolutionLadder: Sendable {
     let framesPerSecond: Int
     /// The rung in use: 0 is the source's size.
     private(set) var rung = 0
+    /// The frame rates below the smallest size: the source's divided by these.
+    static let frameRateDivisors = [1, 2, 3]
+    /// Which of `frameRateDivisors` is in use (above 0 only at the lowest rung).
+    private(set) var frameRateStep = 0
+    /// Every how many source frames one is encoded.
+    var frameRateDivisor: Int { Self.frameRateDivisors[frameRateStep] }
     private var quantizerSum = 0
     private var quantizerCount = 0
     private var windowStart: Double?
@@ -73,7 +87,7 @@ struct ResolutionLadder: Sendable {
     }
 
     /// One frame encoded with this quantizer at `time` (seconds, monotonic);
-    /// true when the size changes from the next picture on.
+    /// true when the size or the frame rate changes from the next picture on.
     mutating func encoded(quantizer: Int, at time: Double) -> Bool {
         started = true
         let start = windowStart ?? time
@@ -87,7 +101,7 @@ struct ResolutionLadder: Sendable {
         return average < Self.lowQuantizer ? up(at: time) : false
     }
 
-    /// Congestion control's share for the track; true when the size changes.
+    /// Congestion control's share for the track; true when the size or the frame rate changes.
     /// `cap` is the most the encoder takes at the current size: a share above
     /// it is a rung up (after the same wait as the quantizer's), since at a
     /// small size the encoder cannot spend the bits that would lower its
@@ -104,14 +118,36 @@ struct ResolutionLadder: Sendable {
             return rung > 0
         }
         let (width, height) = size
-        let floor = Double(width * height * framesPerSecond) * 0.1 / 10
-        if Double(bitsPerSecond) < floor { return down(at: time) }
+        let pixelsPerSecond = Double(width * height * framesPerSecond)
+        if Double(bitsPerSecond) < pixelsPerSecond * 0.1 / 10, down(at: time) { return true }
+        if rung == lowestRung, let changed = frameRate(for: Double(bitsPerSecond) / pixelsPerSecond, at: time) {
+            return changed
+        }
         if bitsPerSecond > cap { return up(at: time) }
         return false
     }
 
+    /// At the smallest size: the frame rate for `bitsPerPixel` (at the
+    /// source's rate); nil when it is the source's and stays so.
+    private mutating func frameRate(for bitsPerPixel: Double, at time: Double) -> Bool? {
+        let divisors = Self.frameRateDivisors
+        if frameRateStep + 1 < divisors.count, bitsPerPixel * Double(frameRateDivisor) < 0.02 {
+            frameRateStep += 1
+            lastChange = time
+            return true
+        }
+        guard frameRateStep > 0 else { return nil }
+        guard bitsPerPixel * Double(divisors[frameRateStep - 1]) > 0.05,
+            time - (lastChange ?? -.infinity) >= upWait
+        else { return false }
+        frameRateStep -= 1
+        lastChange = time
+        return true
+    }
+
+    /// A larger size (never while the frame rate is down: that comes back first).
     private mutating func up(at time: Double) -> Bool {
-        guard rung > 0, time - (lastChange ?? -.infinity) >= upWait else { return false }
+        guard rung > 0, frameRateStep == 0, time - (lastChange ?? -.infinity) >= upWait else { return false }
         rung -= 1
         lastChange = time
         lastUp = time

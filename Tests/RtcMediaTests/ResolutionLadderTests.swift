@@ -105,4 +105,24 @@ import Testing
         #expect(!enough && tooLittle)
         #expect(ladder.size.width == 480)
     }
+
+    /// At the smallest size the target alone moves the frame rate: under 0.02
+    /// bit per pixel a half, then a third, never lower; back when the higher
+    /// rate gets 0.05, after the wait, and only then a larger size. A coarse
+    /// quantizer at the smallest size leaves the rate alone.
+    @Test func atTheSmallestSizeAVeryLowTargetLowersTheFrameRate() {
+        var ladder = ResolutionLadder(width: 320, height: 240, framesPerSecond: 30)
+        for start in 0..<4 { _ = second(&ladder, quantizer: 120, from: Double(start) * 1.1) }
+        #expect(ladder.size.width == 160 && ladder.frameRateDivisor == 1)
+        // 160x120 at 30 fps is 576 000 pixels a second: 0.02 bit per pixel is 11.5 kbit/s.
+        var steps: [String] = []
+        for (time, target) in [
+            (5.0, 20_000), (5.1, 10_000), (5.2, 4_000), (5.3, 2_000), (6.0, 40_000), (10.5, 40_000), (16.0, 40_000),
+            (22.0, 900_000), (28.0, 900_000),
+        ] {
+            _ = ladder.target(target, at: time, cap: 400_000)
+            steps.append("\(ladder.size.width)/\(ladder.frameRateDivisor)")
+        }
+        #expect(steps == ["160/1", "160/2", "160/3", "160/3", "160/3", "160/2", "160/1", "240/1", "320/1"])
+    }
 }
