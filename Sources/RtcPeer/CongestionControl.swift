@@ -8,7 +8,9 @@ import RtcRTP
 /// recorded for our feedback, and the peer's feedback and REMB steer the
 /// target. Active only when both ends negotiated the transport-wide extension
 /// (`a=extmap` with `uri`); otherwise every call here does nothing, so peers
-/// that do not speak it (aiortc) see the packets they always saw.
+/// that do not speak it (aiortc) see the packets they always saw. A peer
+/// that offers only goog-remb (aiortc adapts to nothing else) gets REMBs from
+/// our own estimate of its video (`ReceiveSideEstimator`) instead.
 ///
 /// Packets are stamped on the sending thread (a media pacer, or the ICE
 /// thread for retransmissions); arrivals and feedback come on the ICE thread.
@@ -29,6 +31,11 @@ final class CongestionControl: @unchecked Sendable {
     private var recorder = TransportFeedbackRecorder()
     private var extensionId: UInt8?
     private var feedbacksReceived = 0
+    /// Set when the peer takes REMB and not transport-wide feedback.
+    private var receiveSide: ReceiveSideEstimator?
+    private var rembCount = 0
+    /// REMBs sent so far.
+    var rembsSent: Int { lock.withLock { rembCount } }
 
     init(_ configuration: SendSideEstimator.Configuration = .init()) {
         estimator = SendSideEstimator(configuration)
@@ -40,10 +47,23 @@ final class CongestionControl: @unchecked Sendable {
         return elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
     }
 
-    /// The extension id both ends agreed on, or nil: nothing is stamped or recorded.
-    func setNegotiated(extensionId id: UInt8?) { lock.withLock { extensionId = id } }
+    /// The extension id both ends agreed on, or nil: nothing is stamped or
+    /// recorded. `remb`: the peer takes REMB (and, with no extension, only that).
+    func setNegotiated(extensionId id: UInt8?, remb: Bool = false) {
+        lock.withLock {
+            extensionId = id
+            if id == nil, remb {
+                if receiveSide == nil { receiveSide = ReceiveSideEstimator() }
+            } else {
+                receiveSide = nil
+            }
+        }
+    }
 
     var isActive: Bool { lock.withLock { extensionId != nil } }
+
+    /// Whether we send the peer REMBs from our own estimate.
+    var sendsRemb: Bool { lock.withLock { receiveSide != nil } }
 
     /// Gives a packet about to leave its transport-wide sequence number (and
     /// counts it in a probe burst when `probeCluster` names one).
@@ -66,21 +86,35 @@ final class CongestionControl: @unchecked Sendable {
         lock.withLock { extensionId == nil ? nil : estimator.nextProbe(at: now()) }
     }
 
-    /// Notes an incoming packet's arrival, if it carries the extension.
-    func received(_ packet: RtpPacket) {
+    /// Notes an incoming packet's arrival (`clockRate`: its section's), for
+    /// our feedback if it carries the extension, for our REMB estimate.
+    func received(_ packet: RtpPacket, clockRate: UInt32?) {
         lock.withLock {
+            if receiveSide != nil, let clockRate {
+                receiveSide?.received(
+                    ssrc: packet.ssrc, sequence: packet.sequenceNumber, timestamp: packet.timestamp,
+                    clockRate: Int(clockRate), size: 12 + packet.payload.count, at: now())
+            }
             guard let id = extensionId, let data = packet.extensionData(id: id), data.count >= 2 else { return }
             recorder.record(sequence: UInt16(data[0]) << 8 | UInt16(data[1]), at: now())
         }
     }
 
-    /// The feedback due now, from `senderSsrc` about the stream `mediaSsrc` (any of the peer's).
+    /// The feedback due now, from `senderSsrc` about the stream `mediaSsrc`
+    /// (any of the peer's): transport-wide feedback, or a REMB when one is due.
     func feedback(senderSsrc: UInt32, mediaSsrc: UInt32) -> [RtcpPacket] {
         lock.withLock {
+            if receiveSide != nil, let ssrc = receiveSide?.mediaSsrc, let bitrate = receiveSide?.rembDue(at: now()) {
+                rembCount += 1
+                return [.remb(senderSsrc: senderSsrc, bitrate: bitrate, ssrcs: [ssrc])]
+            }
             guard extensionId != nil else { return [] }
             return recorder.makeFeedback(senderSsrc: senderSsrc, mediaSsrc: mediaSsrc).map { .transportFeedback($0) }
         }
     }
+
+    /// What we tell the peer in REMBs now, bit/s, when we do.
+    var receiveSideEstimate: Double? { lock.withLock { receiveSide?.estimate } }
 
     /// The peer's transport-wide feedback and REMB.
     func handle(_ packets: [RtcpPacket]) {

@@ -141,12 +141,16 @@ extension PeerConnection {
         }
         let ours = extensionId(local)
         let negotiated = ours.flatMap { id in extensionId(remote) == id ? UInt8(exactly: id) : nil }
-        congestion.setNegotiated(extensionId: negotiated)
-        if negotiated != nil, connection.dtlsConnected { startCongestionFeedback() }
+        // A peer that asks for goog-remb on its video (aiortc) hears our estimate that way.
+        let remb = remote.media.contains { media in
+            !media.isRejected && media.kind == "video" && media.codecs.contains { $0.feedback.contains("goog-remb") }
+        }
+        congestion.setNegotiated(extensionId: negotiated, remb: remb)
+        if negotiated != nil || remb, connection.dtlsConnected { startCongestionFeedback() }
     }
 
     func startCongestionFeedback() {
-        guard congestionFeedbackTask == nil, congestion.isActive else { return }
+        guard congestionFeedbackTask == nil, congestion.isActive || congestion.sendsRemb else { return }
         congestionFeedbackTask = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: CongestionControl.feedbackInterval)

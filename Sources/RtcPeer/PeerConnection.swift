@@ -84,8 +84,7 @@ public actor PeerConnection {
             ice: try configuration.iceConfiguration(controlling: true), simulatedLoss: configuration.simulatedRtpLoss,
             onRtp: { packet in
                 // RTP goes to its media section's stream on the ICE thread, never through the actor.
-                congestion.received(packet)
-                reception.deliver(packet)
+                congestion.received(packet, clockRate: reception.deliver(packet))
             },
             onEvent: { event in
                 // Data-channel traffic goes straight to its channel (on the SCTP queue),
@@ -419,6 +418,7 @@ public actor PeerConnection {
             selectedPair: pair, droppedCandidates: candidates.dropped,
             connectionLosses: connection.iceLosses, sctpPacketSize: sctpPacketSizing.size)
         stats.congestion = congestion.stats
+        (stats.estimateSentInRemb, stats.rembsSent) = (congestion.receiveSideEstimate, congestion.rembsSent)
         (stats.malformedDropped, stats.sendFailures) = (counters.malformedDropped, counters.sendFailures)
         if let pair {
             let turn = Set(transport.ice.configuration.turnServers.map { "\($0.transport)" })

@@ -40,6 +40,11 @@ public struct PeerStats: Sendable, Equatable {
     public var sctpPacketSize: Int?
     /// Congestion control, when the peer speaks transport-wide feedback or sends REMB.
     public var congestion: Congestion?
+    /// What our REMBs tell a peer that takes only REMB (aiortc), bit/s: our
+    /// estimate of the path from its video's arrivals; nil for other peers.
+    public var estimateSentInRemb: Double?
+    /// REMBs sent to such a peer.
+    public var rembsSent = 0
 
     /// What the send-side estimator makes of the path (`RtcCongestion`).
     public struct Congestion: Sendable, Equatable {

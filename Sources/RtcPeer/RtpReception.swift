@@ -91,12 +91,14 @@ final class RtpReception: @unchecked Sendable {
     // MARK: Packets (ICE thread)
 
     /// Routes, counts and hands on one packet; one with no section is dropped.
-    func deliver(_ packet: RtpPacket) {
+    /// Returns its section's clock rate (nil: dropped).
+    @discardableResult
+    func deliver(_ packet: RtpPacket) -> UInt32? {
         let now = seconds()
         let target:
             (
                 mid: String, stream: AsyncStream<ReceivedRtp>.Continuation?,
-                handler: (@Sendable (ReceivedRtp) -> Void)?
+                handler: (@Sendable (ReceivedRtp) -> Void)?, clockRate: UInt32
             )? = lock.withLock {
                 guard let mid = router.route(packet), let section = sections[mid] else { return nil }
                 var entry =
@@ -107,12 +109,13 @@ final class RtpReception: @unchecked Sendable {
                     sequence: packet.sequenceNumber, timestamp: packet.timestamp, payloadBytes: packet.payload.count,
                     arrival: now)
                 statistics[packet.ssrc] = entry
-                return (mid, section.stream, section.handler)
+                return (mid, section.stream, section.handler, section.clockRate)
             }
-        guard let target else { return }
+        guard let target else { return nil }
         let received = ReceivedRtp(mid: target.mid, packet: packet)
         target.stream?.yield(received)
         target.handler?(received)
+        return target.clockRate
     }
 
     // MARK: Reports and stats (from the actor)

@@ -119,4 +119,45 @@ final class TargetTimeline: @unchecked Sendable {
     private var values: [String: Double] = [:]
     func note(_ name: String, _ value: Double?) { lock.withLock { values[name] = value } }
     func value(_ name: String) -> Double? { lock.withLock { values[name] } }
+
+    /// A peer that takes only REMB, as aiortc does: no transport-wide
+    /// feedback, so the receiver estimates the path from the video's arrivals
+    /// (`ReceiveSideEstimator`) and tells the sender in REMBs, which the
+    /// sender's target honours. Through 250 kbit/s with a 200 ms queue, a
+    /// noisy 640x480 picture that would take over 500 kbit/s: after the first
+    /// 6 s, at most 5% dropped at the bottleneck.
+    @Test func aSenderThatHearsOnlyRembFitsTheLink() async throws {
+        let video = try MediaChecks.noisyVideo(width: 640, height: 480, framesPerSecond: 30, seconds: 2)
+        defer { try? FileManager.default.removeItem(atPath: (video as NSString).deletingLastPathComponent) }
+        let relay = try UdpRelay()
+        defer { relay.stop() }
+        relay.setBottleneck(bitsPerSecond: 250_000, queueMilliseconds: 200)
+        let settled = SettledCounts()
+        let receiverSaid = Locked<PeerStats?>(nil)
+        let result = try await MediaCallTests.call(
+            audio: MediaChecks.mediaFile("tone-440-660.wav"), video: video, seconds: 14, relay: relay, rembOnly: true
+        ) { answerer, _, _ in
+            // The counts 6 s in: what follows is the settled call (a measurement window, not a wait for an event).
+            try? await Task.sleep(for: .seconds(6))
+            settled.set(relay.currentCounts)
+            let stats = await answerer.stats()
+            receiverSaid.withLock { $0 = stats }
+        }
+        defer { try? FileManager.default.removeItem(atPath: result.directory) }
+        let sent = try #require(result.sent.first { $0.kind == "video" })
+        let receiver = try #require(receiverSaid.withLock { $0 })
+        let early = try #require(settled.value)
+        let total = relay.currentCounts
+        let dropped = total.dropped - early.dropped
+        let packets = dropped + total.forwarded - early.forwarded
+        print(
+            "REMB only, 250 kbit/s: \(receiver.rembsSent) REMBs by 6 s, estimate \(receiver.estimateSentInRemb ?? 0), "
+                + "video target \(sent.targetBitrate ?? 0) at \(sent.encodedWidth ?? 0) wide, dropped \(early.dropped) "
+                + "in the first 6 s, then \(dropped) of \(packets)")
+        #expect(receiver.congestion == nil || receiver.congestion?.feedbacksReceived == 0)
+        #expect(receiver.rembsSent >= 5, "\(receiver.rembsSent) REMBs")
+        #expect((receiver.estimateSentInRemb ?? .infinity) < 250_000)
+        #expect((sent.targetBitrate ?? .max) < 250_000, "video target \(sent.targetBitrate ?? 0)")
+        #expect(Double(dropped) <= 0.05 * Double(max(packets, 1)), "\(dropped) of \(packets) dropped after 6 s")
+    }
 }

@@ -20,7 +20,8 @@ import Testing
     /// Sends `audio` and `video` files from the offerer for `seconds`, records at the answerer.
     static func call(
         audio: String?, video: String?, seconds: Double, loss: Double = 0, webm: String? = nil,
-        relay: UdpRelay? = nil, during: (@Sendable (PeerConnection, String, PeerConnection) async -> Void)? = nil
+        relay: UdpRelay? = nil, rembOnly: Bool = false,
+        during: (@Sendable (PeerConnection, String, PeerConnection) async -> Void)? = nil
     ) async throws -> Result {
         let directory = temporaryDirectory("media-call")
         var lossy = PeerConfiguration(localAddresses: ["127.0.0.1"])
@@ -47,8 +48,10 @@ import Testing
             },
         ]
         defer { for task in forwards { task.cancel() } }
-        let offer = try await offerer.createOffer()
+        var offer = try await offerer.createOffer()
         try await offerer.setLocalDescription(offer)
+        // `rembOnly`: the answerer sees an offer without transport-wide feedback, as aiortc's is.
+        if rembOnly { offer = Self.withoutTransportFeedback(offer) }
         try await answerer.setRemoteDescription(relay?.rewriteDescription(offer, from: .a) ?? offer, type: .offer)
         let answer = try await answerer.createAnswer()
         try await answerer.setLocalDescription(answer)
@@ -98,6 +101,13 @@ import Testing
         await offerer.close()
         await answerer.close()
         return Result(sent: sent, received: received, directory: directory, dropped: dropped)
+    }
+
+    /// The SDP without the transport-wide sequence number extension and its feedback.
+    static func withoutTransportFeedback(_ sdp: String) -> String {
+        sdp.components(separatedBy: "\r\n").filter {
+            !$0.contains("transport-wide-cc-extensions") && !$0.hasSuffix(" transport-cc")
+        }.joined(separator: "\r\n")
     }
 
     static func checkAudio(_ directory: String, seconds: Double, tolerance: Double) throws {
