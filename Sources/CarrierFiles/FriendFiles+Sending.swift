@@ -30,11 +30,15 @@ extension FriendFiles {
             throw .invalidArgument("\(path) is being sent to \(friend) already")
         }
         let fileName = SafeFileName.truncated(name ?? String(path.split(separator: "/").last ?? "file"), toBytes: 255)
+        // A send of this file that ended on toxcore may still wait to hand it over: this one replaces it.
+        sending.removeValue(forKey: key)?.task.cancel()
+        let id = UUID()
         let task = Task {
             await self.sendDirect(key, fd: fd, size: size, name: fileName, sessions: sessions)
+            if sending[key]?.id == id { sending[key] = nil }
         }
         connecting[key] = task
-        sending[key] = task
+        sending[key] = (id, task)
         return key
     }
 
@@ -44,10 +48,7 @@ extension FriendFiles {
     private func sendDirect(
         _ key: FileTransferKey, fd: Int32, size: UInt64, name: String, sessions: SessionManager
     ) async {
-        defer {
-            close(fd)
-            sending[key] = nil
-        }
+        defer { close(fd) }
         await waitForFriend(key)
         var attempt = Task.isCancelled ? nil : await openChannel(to: key.friend, name: name, sessions: sessions)
         connecting[key] = nil

@@ -58,7 +58,7 @@ public actor FriendFiles {
     var connecting: [FileTransferKey: Task<Void, Never>] = [:]
     var outgoing: [FileTransferKey: DirectSend] = [:]
     /// Every direct send's task, from the offer to its end (`stop` cancels them).
-    var sending: [FileTransferKey: Task<Void, Never>] = [:]
+    var sending: [FileTransferKey: (id: UUID, task: Task<Void, Never>)] = [:]
     /// Sends whose session offers to carry on what toxcore has under way, until the receiver answers.
     var handingOver: Set<FileTransferKey> = []
     /// Direct offers waiting for the application, then transfers under way.
@@ -111,7 +111,7 @@ public actor FriendFiles {
     public func stop() {
         for task in connecting.values { task.cancel() }
         connecting = [:]
-        for task in sending.values { task.cancel() }
+        for send in sending.values { send.task.cancel() }
         sending = [:]
         for send in outgoing.values { send.cancel("the node stopped") }
         for receive in incoming.values { receive.cancel("the node stopped") }
