@@ -9,6 +9,12 @@ extension PeerConnection {
     /// Creates a data channel; it opens once the connection is up (`.open` on its events).
     public func createDataChannel(_ parameters: DataChannelParameters) -> DataChannel {
         let channel = DataChannel(parameters: parameters)
+        // After close(), nothing would ever open or close it: a file waiting for it hung
+        // (a call hung up at the moment a transfer began, once in a stress test's hundred).
+        guard state != .closed else {
+            channel.didClose()
+            return channel
+        }
         negotiator.addDataSection()
         if let association {
             open(channel, on: association)

@@ -131,6 +131,18 @@ extension PeerConnection {
         await call.close()
     }
 
+    /// A channel asked for after `close()` is closed at once: nothing would
+    /// ever open it, and a file waiting for it hung (a call hung up as a
+    /// transfer began, once in a hundred hang-ups under load).
+    @Test func aChannelMadeAfterCloseIsClosedAtOnce() async throws {
+        let peer = try PeerConnection(configuration: LoopbackCall.loopback)
+        await peer.close()
+        let channel = await peer.createDataChannel(DataChannelParameters(label: "late"))
+        #expect(channel.readyState == .closed)
+        let first = await channel.events.first(within: .seconds(1)) { $0 }
+        #expect(first == .closed)
+    }
+
     @Test func dataChannelOpensAndEchoes() async throws {
         let call = try LoopbackCall()
         let channel = await call.offerer.createDataChannel(DataChannelParameters(label: "data"))
