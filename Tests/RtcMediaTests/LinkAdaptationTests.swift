@@ -23,11 +23,9 @@ import Testing
     /// 150 ms. (Before the ladder: 424 of 481 frames, 194 packets dropped in
     /// the first 6 s, a gap of 0.92 s.)
     @Test func aSenderShrinksItsPicturesToFitASlowLink() async throws {
-        let video = try MediaChecks.noisyVideo(width: 640, height: 480, framesPerSecond: 30, seconds: 2)
-        defer { try? FileManager.default.removeItem(atPath: (video as NSString).deletingLastPathComponent) }
-        let relay = try UdpRelay()
-        defer { relay.stop() }
-        relay.setBottleneck(bitsPerSecond: 400_000, queueMilliseconds: 200)
+        let link = try NoisyLink(bitsPerSecond: 400_000)
+        defer { link.close() }
+        let (video, relay) = (link.video, link.relay)
         let seconds = 16.0
         let result = try await MediaCallTests.call(
             audio: MediaChecks.mediaFile("tone-440-660.wav"), video: video, seconds: seconds, relay: relay)
@@ -73,11 +71,9 @@ import Testing
     /// (any sign of a queue cuts it to 0.85 of what was acknowledged), so one
     /// instant says little.
     @Test func theTargetRecoversWithinFiveSecondsOfTheLinksReturn() async throws {
-        let video = try MediaChecks.noisyVideo(width: 640, height: 480, framesPerSecond: 30, seconds: 2)
-        defer { try? FileManager.default.removeItem(atPath: (video as NSString).deletingLastPathComponent) }
-        let relay = try UdpRelay()
-        defer { relay.stop() }
-        relay.setBottleneck(bitsPerSecond: 2_000_000, queueMilliseconds: 200)
+        let link = try NoisyLink(bitsPerSecond: 2_000_000)
+        defer { link.close() }
+        let (video, relay) = (link.video, link.relay)
         let targets = TargetTimeline()
         /// The highest target over the next `seconds` (the scenario's clock: samples, not waits for events).
         @Sendable func highest(_ sender: PeerConnection, over seconds: Double) async -> Double {
@@ -111,14 +107,6 @@ import Testing
         #expect(low < 400_000, "the target stayed at \(low) on 300 kbit/s")
         #expect(after >= 0.8 * before, "target \(after) within 5 s of the link's return, \(before) before")
     }
-}
-
-/// Targets noted at points of a scenario, read after it.
-final class TargetTimeline: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [String: Double] = [:]
-    func note(_ name: String, _ value: Double?) { lock.withLock { values[name] = value } }
-    func value(_ name: String) -> Double? { lock.withLock { values[name] } }
 
     /// A peer that takes only REMB, as aiortc does: no transport-wide
     /// feedback, so the receiver estimates the path from the video's arrivals
@@ -127,11 +115,9 @@ final class TargetTimeline: @unchecked Sendable {
     /// noisy 640x480 picture that would take over 500 kbit/s: after the first
     /// 6 s, at most 5% dropped at the bottleneck.
     @Test func aSenderThatHearsOnlyRembFitsTheLink() async throws {
-        let video = try MediaChecks.noisyVideo(width: 640, height: 480, framesPerSecond: 30, seconds: 2)
-        defer { try? FileManager.default.removeItem(atPath: (video as NSString).deletingLastPathComponent) }
-        let relay = try UdpRelay()
-        defer { relay.stop() }
-        relay.setBottleneck(bitsPerSecond: 250_000, queueMilliseconds: 200)
+        let link = try NoisyLink(bitsPerSecond: 250_000)
+        defer { link.close() }
+        let (video, relay) = (link.video, link.relay)
         let settled = SettledCounts()
         let receiverSaid = Locked<PeerStats?>(nil)
         let result = try await MediaCallTests.call(
@@ -159,5 +145,35 @@ final class TargetTimeline: @unchecked Sendable {
         #expect((receiver.estimateSentInRemb ?? .infinity) < 250_000)
         #expect((sent.targetBitrate ?? .max) < 250_000, "video target \(sent.targetBitrate ?? 0)")
         #expect(Double(dropped) <= 0.05 * Double(max(packets, 1)), "\(dropped) of \(packets) dropped after 6 s")
+    }
+}
+
+/// Targets noted at points of a scenario, read after it.
+final class TargetTimeline: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [String: Double] = [:]
+    func note(_ name: String, _ value: Double?) { lock.withLock { values[name] = value } }
+    func value(_ name: String) -> Double? { lock.withLock { values[name] } }
+}
+
+/// What each test here sends through: a noisy 640x480 picture at 30 fps (2 s,
+/// looped by the sender) and a relay whose bottleneck carries `bitsPerSecond`
+/// with a 200 ms queue. `close()` stops the relay and removes the picture.
+struct NoisyLink {
+    let video: String
+    let relay: UdpRelay
+
+    init(bitsPerSecond: Double) throws {
+        video = try MediaChecks.noisyVideo(width: 640, height: 480, framesPerSecond: 30, seconds: 2)
+        do { relay = try UdpRelay() } catch {
+            try? FileManager.default.removeItem(atPath: (video as NSString).deletingLastPathComponent)
+            throw error
+        }
+        relay.setBottleneck(bitsPerSecond: bitsPerSecond, queueMilliseconds: 200)
+    }
+
+    func close() {
+        relay.stop()
+        try? FileManager.default.removeItem(atPath: (video as NSString).deletingLastPathComponent)
     }
 }
