@@ -34,11 +34,8 @@ extension Carrier {
     public func sendFile(at path: String, to friend: UserId, name: String? = nil) async throws(CarrierError)
         -> FileTransferKey
     {
-        try ensureAlive()
-        guard friends[friend] != nil else { throw .notFriend(friend.description) }
-        guard files.outgoing.count < Self.maxFileTransfers else {
-            throw .queueFull("\(Self.maxFileTransfers) files are being sent already")
-        }
+        // Refused before the file is read for its hash, and again once it is (the node may have stopped meanwhile).
+        if let refusal = sendRefusal(to: friend) { throw refusal }
         let (fd, size, sha256) = try await FileDigest.openHashed(path)
         return try sendFile(
             descriptor: fd, size: size, sha256: sha256, to: friend,
@@ -51,17 +48,9 @@ extension Carrier {
     public func sendFile(descriptor fd: Int32, size: UInt64, sha256: [UInt8], to friend: UserId, name: String)
         throws(CarrierError) -> FileTransferKey
     {
-        guard !killed else {
+        if let refusal = sendRefusal(to: friend) {
             close(fd)
-            throw .notRunning
-        }
-        guard friends[friend] != nil else {
-            close(fd)
-            throw .notFriend(friend.description)
-        }
-        guard files.outgoing.count < Self.maxFileTransfers else {
-            close(fd)
-            throw .queueFull("\(Self.maxFileTransfers) files are being sent already")
+            throw refusal
         }
         let key = FileTransferKey(friend: friend, sha256: sha256, outgoing: true)
         let fileName = SafeFileName.truncated(name, toBytes: Int(TOX_MAX_FILENAME_LENGTH))
@@ -72,6 +61,16 @@ extension Carrier {
         offerIfConnected(key)
         noteActivity()
         return key
+    }
+
+    /// Why a file cannot be offered to `friend` now, if it cannot.
+    private func sendRefusal(to friend: UserId) -> CarrierError? {
+        if killed { return .notRunning }
+        if friends[friend] == nil { return .notFriend(friend.description) }
+        if files.outgoing.count >= Self.maxFileTransfers {
+            return .queueFull("\(Self.maxFileTransfers) files are being sent already")
+        }
+        return nil
     }
 
     /// Accepts an offered file into `directory` (created if missing). A file

@@ -31,8 +31,8 @@ struct OutgoingFile {
     /// A direct session is offering to carry it on (`Carrier.beginHandOver`):
     /// the friend cancelling toxcore's transfer meanwhile may mean it took the
     /// session's offer, so that cancel is held until the session's answer.
-    var handingOver = false
-    var cancelledDuringHandOver = false
+    var handOver: HandOver?
+    enum HandOver { case offered, cancelledByFriend }
 }
 
 /// A file a friend sends to this node.

@@ -358,17 +358,16 @@ struct FriendFileTransfers {
         guard key.outgoing, let file = outgoing[key], file.phase == .offered || file.phase == .sending else {
             return false
         }
-        outgoing[key]?.cancelledDuringHandOver = false
-        outgoing[key]?.handingOver = true
+        outgoing[key]?.handOver = .offered
         return true
     }
 
     /// The session did not carry `key` on: toxcore goes on with it, or, if
     /// the friend cancelled toxcore's transfer meanwhile, it ends that way now.
     mutating func endHandOver(_ key: FileTransferKey) -> [FileEffect] {
-        guard let file = outgoing[key], file.handingOver else { return [] }
-        outgoing[key]?.handingOver = false
-        guard file.cancelledDuringHandOver else { return [] }
+        guard let handOver = outgoing[key]?.handOver else { return [] }
+        outgoing[key]?.handOver = nil
+        guard handOver == .cancelledByFriend else { return [] }
         return finishOutgoing(key, .cancelled(byPeer: true, reason: nil))
     }
 
@@ -400,9 +399,9 @@ struct FriendFileTransfers {
             slots[slot] = nil
             if key.outgoing {
                 outgoing[key]?.slot = nil
-                if outgoing[key]?.handingOver == true {
+                if outgoing[key]?.handOver != nil {
                     outgoing[key]?.requested = []
-                    outgoing[key]?.cancelledDuringHandOver = true
+                    outgoing[key]?.handOver = .cancelledByFriend
                     return []
                 }
                 // A verdict (with its reason) usually came just before; wait for it a moment.

@@ -22,9 +22,9 @@ public struct ReceiveSideEstimator: Sendable {
     private var trendline = TrendlineEstimator()
     private var aimd: AimdRateControl
     private var incoming = AcknowledgedBitrate()
-    /// The stream estimated on (the first video SSRC seen), its clock rate and unwrapped timestamps.
+    /// The stream estimated on (the first video SSRC seen, on VP8's 90 kHz clock) and its unwrapped timestamps.
     private var ssrc: UInt32?
-    private var clockRate: Int64 = 90_000
+    static let videoClockRate = 90_000
     private var lastTimestamp: UInt32?
     private var sendTime: Int64 = 0
     private var lastRemb: (rate: Double, at: Int64)?
@@ -34,7 +34,6 @@ public struct ReceiveSideEstimator: Sendable {
     static let updateInterval: Int64 = 100_000
     private var lastUpdate: Int64?
     private var overuseSinceUpdate = false
-    private var usage = BandwidthUsage.normal
     /// The estimated stream's sequence numbers over the current loss window.
     static let lossWindow: Int64 = 1_000_000
     static let highLoss = 0.1
@@ -63,21 +62,18 @@ public struct ReceiveSideEstimator: Sendable {
         ssrc: UInt32, sequence: UInt16, timestamp: UInt32, clockRate: Int, size: Int, at now: Int64
     ) {
         incoming.add(arrival: now, size: size)
-        if self.ssrc == nil, clockRate == 90_000 {
-            self.ssrc = ssrc
-            self.clockRate = Int64(clockRate)
-        }
+        if self.ssrc == nil, clockRate == Self.videoClockRate { self.ssrc = ssrc }
         guard ssrc == self.ssrc else { return }
         countLoss(sequence, at: now)
         // Unwrapped: a step that is negative as a signed 32-bit difference is reordering.
         if let last = lastTimestamp {
             let step = Int64(Int32(bitPattern: timestamp &- last))
             guard step >= 0 else { return }
-            sendTime += step * 1_000_000 / self.clockRate
+            sendTime += step * 1_000_000 / Int64(Self.videoClockRate)
         }
         lastTimestamp = timestamp
         guard let deltas = groups.add(sendTime: sendTime, arrival: now) else { return }
-        usage = trendline.update(
+        let usage = trendline.update(
             arrivalDelta: Double(deltas.arrival) / 1000, sendDelta: Double(deltas.send) / 1000,
             arrivalTime: Double(deltas.arrivalTime) / 1000)
         if usage == .overusing { overuseSinceUpdate = true }

@@ -104,7 +104,7 @@ final class CongestionControl: @unchecked Sendable {
     /// (any of the peer's): transport-wide feedback, or a REMB when one is due.
     func feedback(senderSsrc: UInt32, mediaSsrc: UInt32) -> [RtcpPacket] {
         lock.withLock {
-            if receiveSide != nil, let ssrc = receiveSide?.mediaSsrc, let bitrate = receiveSide?.rembDue(at: now()) {
+            if let ssrc = receiveSide?.mediaSsrc, let bitrate = receiveSide?.rembDue(at: now()) {
                 rembCount += 1
                 return [.remb(senderSsrc: senderSsrc, bitrate: bitrate, ssrcs: [ssrc])]
             }
