@@ -333,12 +333,14 @@ struct FriendFileTransfers {
     /// emitted, since the transfer goes on. A receiver keeps its partial file
     /// for the session to resume from, and hands it over only while it takes
     /// bytes (accepted, not verifying, not paused by itself); a sender stops
-    /// reading its file, even when all of it went out (the receiver had not
-    /// taken all of it, or it would not have handed over). Nil for a transfer
-    /// that cannot be handed over now.
+    /// reading its file whatever its phase, even when all of it went out (the
+    /// receiver had not taken all of it, or it would not have handed over).
+    /// Nil for a transfer that cannot be handed over now.
     mutating func handOver(_ key: FileTransferKey) -> (FileHandOver, [FileEffect])? {
         if key.outgoing {
-            guard let file = outgoing[key], file.phase != .waitingForFriend else { return nil }
+            // In any phase: a link that dropped meanwhile left it waiting for the friend, and kept
+            // there it was offered again when the link came back, after the session had taken it.
+            guard let file = outgoing[key] else { return nil }
             outgoing[key] = nil
             return (FileHandOver(bytes: file.sent, directory: nil), cancel(file.slot) + [.closeFile(file.fd)])
         }

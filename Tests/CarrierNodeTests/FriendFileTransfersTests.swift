@@ -319,4 +319,20 @@ import Testing
         let again = files.beginHandOver(key)
         #expect(!again)
     }
+
+    /// The friend's link dropped after the session's offer went out: the
+    /// transfer waits for the friend, and the session that took it still ends
+    /// it on toxcore (kept, it was offered again when the link came back).
+    @Test func aSenderWaitingForTheFriendIsHandedOverToo() {
+        var files = offered()
+        let key = outgoingKey()
+        _ = files.control(slot, .resume)
+        let began = files.beginHandOver(key)
+        #expect(began)
+        _ = files.linkDown(friend)
+        #expect(files.statuses.first?.phase == .waitingForFriend)
+        let handed = files.handOver(key)
+        #expect(handed.map { Self.words($0.1) } == ["close 42"])
+        #expect(files.statuses.isEmpty)
+    }
 }
