@@ -80,11 +80,16 @@ def ours():
                            + common, capture_output=True, text=True, timeout=150)
     if added.returncode != 0:
         sys.exit("friend add failed: " + added.stderr[-500:])
-    alone = [send(bob, payload(run), common + ["--toxcore"]) for run in range(runs)] if "toxcore" in paths else []
+    # Written before the runs: writing one between runs left the link idle
+    # long enough for toxcore to fall back to slow start, which raw toxcore,
+    # sending back to back, never does.
+    payloads = [payload(run) for run in range(runs)] if "toxcore" in paths else []
+    alone = [send(bob, path, common + ["--toxcore"]) for path in payloads]
+    payloads = [payload(runs + run) for run in range(len(payloads))]
     daemon = start([carrier, "daemon", "--host-ip", "127.0.0.1", "--json", "--data", root + "/alice"] + common)
     while "daemonReady" not in (daemon.stdout.readline() or "daemonReady"):
         pass
-    through_daemon = [send(bob, payload(run), ["--toxcore"]) for run in range(runs)] if "toxcore" in paths else []
+    through_daemon = [send(bob, path, ["--toxcore"]) for path in payloads]
     direct = []
     big = payload(0, direct_mb) if "direct" in paths else None
     for run in range(runs if big else 0):

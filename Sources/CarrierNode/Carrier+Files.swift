@@ -266,6 +266,8 @@ extension Carrier {
             }
         case .fileChunkRequest(let slot, let position, let length):
             carryOut(files.chunkRequested(slot, position: position, length: length, now: clock.now))
+        case .fileChunkSent(let slot, let position, let length):
+            carryOut(files.chunkSentDirectly(slot, position: position, length: length, now: clock.now))
         case .fileChunk(let slot, let position, let data):
             carryOut(
                 files.chunk(slot, position: position, count: data.count, now: clock.now) {

@@ -253,11 +253,18 @@ public actor Carrier {
             iterate()
             let toxInterval = Duration.milliseconds(Int(tox_iteration_interval(tox)))
             let busy = isBusy || clock.now - lastActivity < .seconds(2)
-            await waker.sleep(for: busy ? options.busyInterval : min(options.idleInterval, toxInterval))
+            // While files move, at most toxcore's own interval (1 ms at speed),
+            // as a plain toxcore client runs its loop.
+            let interval =
+                hasFileTraffic
+                ? min(options.busyInterval, toxInterval)
+                : busy ? options.busyInterval : min(options.idleInterval, toxInterval)
+            await waker.sleep(for: interval)
         }
     }
 
     func iterate() {
+        buffer.chunkSources = hasFileTraffic ? files.directChunkSources : [:]
         tox_iterate(tox, buffer.pointer)
         socketWatch?.rearm()
         for event in buffer.drain() { handle(event) }

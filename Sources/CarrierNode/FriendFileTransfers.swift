@@ -64,8 +64,10 @@ struct FriendFileTransfers {
     }
 
     private(set) var outgoing: [FileTransferKey: OutgoingFile] = [:]
-    private(set) var incoming: [FileTransferKey: IncomingFile] = [:]
-    private var slots: [FileSlot: FileTransferKey] = [:]
+    /// Set only by the state machine (here and in its `+Receiving` extension).
+    var incoming: [FileTransferKey: IncomingFile] = [:]
+    /// toxcore's file numbers of the transfers that have one now.
+    var slots: [FileSlot: FileTransferKey] = [:]
 
     /// Whether bytes are moving or about to: the node's loop then runs faster.
     var hasTraffic: Bool {
@@ -138,6 +140,34 @@ struct FriendFileTransfers {
         return cancel(slot) + finishOutgoing(key, .failed("cannot read the file at byte \(position)"))
     }
 
+    /// The files whose next chunk may be read and sent inside toxcore's
+    /// chunk request callback (`ToxEventBuffer.chunkSources`): offered or
+    /// sending, not paused, and with no earlier requests waiting (chunks must
+    /// go in order). Sending there lets toxcore's `max_speed_reached` see each
+    /// chunk before it asks for the next, as raw toxcore clients do; asked
+    /// for in bulk and sent after `tox_iterate`, chunks overrun its congestion
+    /// window and the transfer runs at a fraction of the link.
+    var directChunkSources: [FileSlot: Int32] {
+        var sources: [FileSlot: Int32] = [:]
+        for file in outgoing.values
+        where (file.phase == .offered || file.phase == .sending) && file.requested.isEmpty
+            && !file.pausedByUs && !file.pausedByPeer
+        {
+            if let slot = file.slot { sources[slot] = file.fd }
+        }
+        return sources
+    }
+
+    /// A chunk toxcore asked for went out from inside its callback (see `directChunkSources`).
+    mutating func chunkSentDirectly(_ slot: FileSlot, position: UInt64, length: Int, now: ContinuousClock.Instant)
+        -> [FileEffect]
+    {
+        guard let key = slots[slot], let file = outgoing[key], file.requested.isEmpty else { return [] }
+        if file.phase == .offered { outgoing[key]?.phase = .sending }
+        outgoing[key]?.sent = max(file.sent, position + UInt64(length))
+        return progress(key, now: now)
+    }
+
     /// toxcore asks for a chunk (length 0: everything was sent).
     mutating func chunkRequested(_ slot: FileSlot, position: UInt64, length: Int, now: ContinuousClock.Instant)
         -> [FileEffect]
@@ -182,137 +212,6 @@ struct FriendFileTransfers {
         guard let file = outgoing.removeValue(forKey: key) else { return [] }
         if let slot = file.slot { slots[slot] = nil }
         return [.closeFile(file.fd), .emit(.finished(key, outcome))]
-    }
-
-    // MARK: Receiving
-
-    /// A friend offers a file (toxcore's `file_recv`); `kindIsData` false for avatars and the like.
-    mutating func offered(
-        _ slot: FileSlot, from friend: UserId, kindIsData: Bool, size: UInt64, name: String,
-        sha256: [UInt8], now: ContinuousClock.Instant, seek: (FileSlot, UInt64) -> Bool
-    ) -> [FileEffect] {
-        guard kindIsData else { return [.control(slot, .cancel)] }  // this node uses data files only
-        let key = FileTransferKey(friend: friend, sha256: sha256, outgoing: false)
-        if var file = incoming[key] {
-            // Offered again after a cut: carry on where it was.
-            if let old = file.slot { slots[old] = nil }
-            file.slot = slot
-            slots[slot] = key
-            incoming[key] = file
-            return file.directory != nil ? startReceiving(key, seek: seek) : []
-        }
-        guard incoming.count < maxTransfers, size <= maxIncomingSize else {
-            let reason =
-                size > maxIncomingSize
-                ? "the file is larger than \(maxIncomingSize) bytes" : "too many transfers at once"
-            return [
-                .verdict(key, .refused, reason: reason), .control(slot, .cancel), .refusedOffer(friend, reason: reason),
-            ]
-        }
-        incoming[key] = IncomingFile(key: key, name: name, size: size, slot: slot, offeredAt: now)
-        slots[slot] = key
-        return [.emit(.offered(FileOffer(key: key, name: name, size: size)))]
-    }
-
-    /// The offer `key`, if it is one the application has not answered.
-    func openOffer(_ key: FileTransferKey) -> IncomingFile? {
-        guard let file = incoming[key], file.directory == nil else { return nil }
-        return file
-    }
-
-    /// The application accepted the offer into `directory`, where `partial` already holds `have` bytes.
-    mutating func accepted(
-        _ key: FileTransferKey, into directory: String, partial: PartialFile, have: UInt64,
-        seek: (FileSlot, UInt64) -> Bool
-    ) -> [FileEffect] {
-        guard var file = openOffer(key) else { return [.discard(partial, keep: true)] }
-        file.directory = directory
-        file.partial = partial
-        file.received = have
-        incoming[key] = file
-        return startReceiving(key, seek: seek)
-    }
-
-    /// The application refused the offer.
-    mutating func refused(_ key: FileTransferKey, reason: String?) -> [FileEffect] {
-        guard let file = openOffer(key) else { return [] }
-        return [.verdict(key, .refused, reason: reason ?? "refused")] + cancel(file.slot)
-            + finishIncoming(key, .cancelled(byPeer: false, reason: reason))
-    }
-
-    /// Seeks past the bytes on disk (`seek`: toxcore) and tells the sender to go (RESUME).
-    private mutating func startReceiving(_ key: FileTransferKey, seek: (FileSlot, UInt64) -> Bool) -> [FileEffect] {
-        guard var file = incoming[key], let slot = file.slot else {
-            // Accepted while the friend is away: starts when the file is offered again.
-            incoming[key]?.phase = .interrupted
-            return []
-        }
-        if file.received > 0, !seek(slot, file.received) {
-            file.received = 0
-            _ = file.partial?.empty()
-        }
-        file.phase = .receiving
-        incoming[key] = file
-        return [.control(slot, .resume), .emit(.accepted(key, offset: file.received)), .activity]
-    }
-
-    /// A chunk of a file we receive (empty: the sender says it is all there).
-    /// `write` puts the bytes on disk and says whether it could.
-    mutating func chunk(
-        _ slot: FileSlot, position: UInt64, count: Int, now: ContinuousClock.Instant,
-        write: (PartialFile) -> Bool
-    ) -> [FileEffect] {
-        guard let key = slots[slot], var file = incoming[key], let partial = file.partial else { return [] }
-        guard count > 0 else {
-            slots[slot] = nil
-            file.slot = nil
-            file.phase = .verifying
-            incoming[key] = file
-            return progress(key, now: now, force: true) + [.verify(key, partial)]
-        }
-        let end = position + UInt64(count)
-        guard end <= file.size, write(partial) else {
-            let reason = end > file.size ? "the sender sent more than the announced size" : "cannot write the file"
-            return [.verdict(key, .failed, reason: reason)] + cancel(slot) + finishIncoming(key, .failed(reason))
-        }
-        file.received = max(file.received, end)
-        incoming[key] = file
-        return progress(key, now: now)
-    }
-
-    /// The received file checked (`verify`): its size and SHA-256, or nil if it could not be read.
-    /// On a match the partial is handed back to be placed (`placed` follows).
-    mutating func verified(_ key: FileTransferKey, size: UInt64, sha256: [UInt8]?) -> (PartialFile?, [FileEffect]) {
-        guard let file = incoming[key], let partial = file.partial else { return (nil, []) }  // cancelled meanwhile
-        guard size == file.size else {
-            return (nil, failVerification(key, "\(size) bytes arrived of \(file.size) announced"))
-        }
-        guard sha256 == key.sha256 else {
-            return (nil, failVerification(key, "the file's SHA-256 does not match what the sender announced"))
-        }
-        incoming[key]?.partial = nil
-        return (partial, [])
-    }
-
-    /// The verified file is at `path` now (or could not be stored: `failure`).
-    mutating func placed(_ key: FileTransferKey, at path: String?, failure: String?) -> [FileEffect] {
-        guard let file = incoming[key] else { return [] }
-        guard let path else {
-            return [.verdict(key, .failed, reason: "cannot store the file")]
-                + finishIncoming(key, .failed(failure ?? "cannot store the file"))
-        }
-        return [.verdict(key, .completed, reason: nil)] + finishIncoming(key, .completed(path: path, bytes: file.size))
-    }
-
-    private mutating func failVerification(_ key: FileTransferKey, _ reason: String) -> [FileEffect] {
-        [.verdict(key, .failed, reason: reason)] + finishIncoming(key, .failed(reason))
-    }
-
-    private mutating func finishIncoming(_ key: FileTransferKey, _ outcome: FileTransferOutcome) -> [FileEffect] {
-        guard let file = incoming.removeValue(forKey: key) else { return [] }
-        if let slot = file.slot { slots[slot] = nil }
-        // Only a finished file is kept; what is cancelled or failed goes.
-        return (file.partial.map { [.discard($0, keep: false)] } ?? []) + [.emit(.finished(key, outcome))]
     }
 
     // MARK: Both directions
@@ -504,7 +403,7 @@ struct FriendFileTransfers {
     }
 
     /// A cancel to toxcore on `slot` (if the transfer has one now), forgetting the slot.
-    private mutating func cancel(_ slot: FileSlot?) -> [FileEffect] {
+    mutating func cancel(_ slot: FileSlot?) -> [FileEffect] {
         guard let slot else { return [] }
         slots[slot] = nil
         return [.control(slot, .cancel)]

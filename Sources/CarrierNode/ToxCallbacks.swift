@@ -1,5 +1,9 @@
 import CToxcore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What toxcore reported during one `tox_iterate`, copied out of its buffers.
 enum ToxEvent {
     case selfConnection(connected: Bool)
@@ -19,6 +23,8 @@ enum ToxEvent {
     case fileControl(FileSlot, Tox_File_Control)
     /// toxcore wants `length` bytes at `position` of a file we send; 0 means all was sent.
     case fileChunkRequest(FileSlot, position: UInt64, length: Int)
+    /// A chunk toxcore asked for was read and sent inside its callback (`ToxEventBuffer.chunkSources`).
+    case fileChunkSent(FileSlot, position: UInt64, length: Int)
     /// Bytes of a file we receive; empty means the file is complete.
     case fileChunk(FileSlot, position: UInt64, data: [UInt8])
 }
@@ -31,6 +37,34 @@ final class ToxEventBuffer {
     static let packetId: UInt8 = 160
 
     var events: [ToxEvent] = []
+
+    /// Files whose requested chunks are read and sent inside the chunk request
+    /// callback, by toxcore slot: the descriptor to read. The actor sets it
+    /// before each `tox_iterate` (`FriendFileTransfers.directChunkSources`);
+    /// a slot leaves it for the rest of the iteration once a chunk could not
+    /// go, so later chunks queue behind that one, in order.
+    var chunkSources: [FileSlot: Int32] = [:]
+    private var chunk = [UInt8](repeating: 0, count: 2048)
+
+    /// Reads and sends the chunk toxcore asks for; false if it must wait for
+    /// the actor (not a direct source, a short read, or toxcore's queue full).
+    private func sendChunk(_ tox: OpaquePointer, _ slot: FileSlot, position: UInt64, length: Int) -> Bool {
+        guard length > 0, let fd = chunkSources[slot] else { return false }
+        if chunk.count < length { chunk = [UInt8](repeating: 0, count: length) }
+        let sent = chunk.withUnsafeMutableBytes { bytes -> Bool in
+            guard let base = bytes.baseAddress, pread(fd, base, length, off_t(position)) == length else { return false }
+            var error = TOX_ERR_FILE_SEND_CHUNK_OK
+            return tox_file_send_chunk(
+                tox, slot.friend, slot.file, position, base.assumingMemoryBound(to: UInt8.self), length, &error)
+                && error == TOX_ERR_FILE_SEND_CHUNK_OK
+        }
+        if sent {
+            events.append(.fileChunkSent(slot, position: position, length: length))
+        } else {
+            chunkSources[slot] = nil
+        }
+        return sent
+    }
 
     /// The `user_data` pointer for `tox_iterate`. The actor keeps the buffer alive.
     var pointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -114,9 +148,12 @@ final class ToxEventBuffer {
         tox_callback_file_recv_control(tox) { _, friend, file, control, user in
             ToxEventBuffer.append(user, .fileControl(FileSlot(friend: friend, file: file), control))
         }
-        tox_callback_file_chunk_request(tox) { _, friend, file, position, length, user in
-            ToxEventBuffer.append(
-                user, .fileChunkRequest(FileSlot(friend: friend, file: file), position: position, length: length))
+        tox_callback_file_chunk_request(tox) { tox, friend, file, position, length, user in
+            guard let user else { return }
+            let buffer = Unmanaged<ToxEventBuffer>.fromOpaque(user).takeUnretainedValue()
+            let slot = FileSlot(friend: friend, file: file)
+            if let tox, buffer.sendChunk(tox, slot, position: position, length: length) { return }
+            buffer.events.append(.fileChunkRequest(slot, position: position, length: length))
         }
         tox_callback_file_recv_chunk(tox) { _, friend, file, position, data, length, user in
             ToxEventBuffer.append(

@@ -87,6 +87,31 @@ import Testing
         #expect(files.statuses.isEmpty && !files.hasTraffic)
     }
 
+    @Test func chunksGoFromInsideToxcoresCallbackUnlessEarlierOnesWait() {
+        var files = offered()
+        let key = outgoingKey()
+        #expect(files.directChunkSources == [slot: 42], "an offered file's chunks may go at once")
+        _ = files.control(slot, .resume)
+        #expect(
+            Self.words(files.chunkSentDirectly(slot, position: 0, length: 1371, now: at(0))) == ["progress 1371/100000"]
+        )
+        #expect(files.chunkSentDirectly(slot, position: 1371, length: 1371, now: at(0.1)).isEmpty)
+        #expect(files.statuses.first?.bytes == 2742)
+        // toxcore's queue was full once: later chunks wait behind that one, in order.
+        _ = files.chunkRequested(slot, position: 2742, length: 1371, now: at(0.1))
+        #expect(files.directChunkSources.isEmpty)
+        #expect(files.chunkSentDirectly(slot, position: 4113, length: 1371, now: at(0.3)).isEmpty)
+        #expect(files.statuses.first?.bytes == 2742, "a chunk out of order is not counted")
+        files.chunkSent(key)
+        #expect(files.directChunkSources == [slot: 42])
+        // Paused by either side: toxcore asks for nothing, and nothing is sent.
+        _ = files.pausedByUs(key, true)
+        #expect(files.directChunkSources.isEmpty)
+        _ = files.pausedByUs(key, false)
+        _ = files.control(slot, .pause)
+        #expect(files.directChunkSources.isEmpty)
+    }
+
     @Test func aVerdictThatOvertakesAllSentStillReportsTheWholeFile() {
         var files = offered()
         _ = files.control(slot, .resume)

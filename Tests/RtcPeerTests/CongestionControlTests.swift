@@ -67,7 +67,7 @@ import Testing
         #expect(congestion.roundTripTime != nil)
         // What we sent, counted at our end: this test's sender ignores the target, far above what got through.
         let sent = try #require(congestion.sentBitrate, "\(congestion)")
-        #expect(sent > 2 * acknowledged, "\(congestion)")
+        #expect(sent > 1.5 * acknowledged, "\(congestion)")
         if ProcessInfo.processInfo.environment["CONGESTION_TRACE"] != nil { print("\(congestion)") }
         await call.close()
     }
