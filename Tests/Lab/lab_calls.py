@@ -156,11 +156,11 @@ def call(caller, callee, case, file):
             "error": None if ok else (summary.get("error") or result.stderr.strip()[-300:])}
 
 
-# A file to a friend over a direct session (send-file) between two cone NATs: the
-# issue asks 20 MB/s; debug builds on two loaded cores measured 16.6-25.9 MB/s
-# for 64 MB, so the pass mark is half that (still several times toxcore's
-# rate) and the number is printed for the record.
-FILE_MIN_MBPS_CONE = 10
+# A file to a friend over a direct session (send-file) between two cone NATs at
+# 20 MB/s or more, as the issue asks. Debug builds moved 64 MB at 49-53 MB/s on
+# an otherwise idle two-core machine (2026-12-03; 16.6-25.9 when other tests
+# ran beside), both peers and both routers on it; the number is printed.
+FILE_MIN_MBPS_CONE = 20
 # Large enough that SCTP's start is a small part of the time.
 FRIEND_FILE_BYTES = 64 << 20
 # The cases a friend file is sent in: the common one, and the hardest way out.
