@@ -70,6 +70,15 @@ struct Arguments {
         return .milliseconds(Int(seconds * 1000))
     }
 
+    /// A whole number in `range`, or nil when the option is not given.
+    func integer(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
+        guard let text = value(name) else { return nil }
+        guard let number = Int(text), range.contains(number) else {
+            throw UsageError("\(name) takes a number from \(range.lowerBound) to \(range.upperBound), not \(text)")
+        }
+        return number
+    }
+
     func port(_ name: String) throws(UsageError) -> UInt16? {
         guard let text = value(name) else { return nil }
         guard let port = UInt16(text), port > 0 else {

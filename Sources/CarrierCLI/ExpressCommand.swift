@@ -48,10 +48,7 @@ struct ExpressCommand: Command {
         let port = try arguments.port("--port") ?? 0
         var configuration = ExpressService.Configuration(
             database: arguments.value("--db").map(ExpressDatabase.init(parsing:)) ?? .memory)
-        if let connections = arguments.value("--db-connections") {
-            guard let value = Int(connections), (1...64).contains(value) else {
-                throw UsageError("--db-connections takes a number from 1 to 64")
-            }
+        if let value = try arguments.integer("--db-connections", in: 1...64) {
             guard case .postgres = configuration.database else {
                 throw UsageError("--db-connections goes with --db postgresql://…")
             }

@@ -10,7 +10,7 @@ struct NodeCommand: Command {
     static let name = "node"
     static let summary = "run a bootstrap node (DHT + TCP relay) and print its host:port:key"
     static let help = """
-        Usage: carrier node [--host 127.0.0.1] [--port N]
+        Usage: carrier node [--host 127.0.0.1] [--port N] [--dht-nodes N]
 
         Runs a bootstrap node for a private network until Ctrl-C. Prints one line,
         HOST:PORT:KEY (key in base58), to pass to other commands as --bootstrap.
@@ -19,10 +19,18 @@ struct NodeCommand: Command {
         key survives restarts, run c-toxcore's tox-bootstrapd (Debian: toxcore-utils)
         and pass its HOST:PORT:HEXKEY.
 
-          --host HOST   the address others reach it at (printed; toxcore listens on all)
-          --port N      UDP and TCP port (default: a free one)
+        It also runs more DHT nodes beside it, in the same process, on ports of their
+        own: toxcore counts itself online only while half the nodes it announces to
+        (up to 12) answer, and once a node has met 12 others it needs 6 of them alive.
+        On a small network whose peers come and go (callers that are new processes),
+        the dead ones drop out after about a minute and every node would go off the
+        network and stop looking for its friends; the extra nodes keep 6 alive.
+
+          --host HOST      the address others reach it at (printed; toxcore listens on all)
+          --port N         UDP and TCP port (default: a free one)
+          --dht-nodes N    DHT nodes in all, this one included (default 8; 1 for one)
         """
-    static let valued: Set<String> = ["--host", "--port"]
+    static let valued: Set<String> = ["--host", "--port", "--dht-nodes"]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
         _ = try arguments.positionals(0...0, usage: "carrier node [--host HOST] [--port N]")
@@ -34,12 +42,19 @@ struct NodeCommand: Command {
         options.udpPorts = port...port
         options.tcpRelayPort = port
         options.loopbackOnly = global.loopback || host == "127.0.0.1"
+        let count = try arguments.integer("--dht-nodes", in: 1...64) ?? 8
         let node = try Carrier(options: options)
         try await node.start()
         let entry = BootstrapNode(host: host, port: port, publicKey: await node.dhtKey())
+        let helpers = try DhtHelpers(
+            count: count - 1, bootstrap: [entry] + global.bootstrap, loopbackOnly: options.loopbackOnly)
+        await helpers.start()
         global.output.result(entry.description, ["bootstrap": entry.description])
-        global.output.log("bootstrap node running on port \(port); Ctrl-C to stop")
+        global.output.log(
+            "bootstrap node running on port \(port)"
+                + (count > 1 ? " with \(count - 1) more DHT nodes beside it" : "") + "; Ctrl-C to stop")
         await Termination.wait()
+        await helpers.stop()
         await node.stop()
         return 0
     }
