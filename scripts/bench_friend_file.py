@@ -125,7 +125,7 @@ def raw_toxcore():
     rates = []
     for _ in range(runs):
         line = json.loads(receiver.stdout.readline())
-        rates.append(line["received"] / 1048576 / (line["ms"] / 1000))
+        rates.append(line["received"] / 1e6 / (line["ms"] / 1000))  # MB (10^6 bytes), as send-file counts
     return rates
 
 
