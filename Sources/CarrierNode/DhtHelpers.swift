@@ -41,9 +41,6 @@ public actor DhtHelpers {
         }
     }
 
-    /// How many there are.
-    public var count: Int { toxes.count }
-
     /// Starts iterating them.
     public func start() {
         guard loop == nil else { return }

@@ -290,8 +290,10 @@ extension FileTransferTests {
                 aliceSaw.last
                     == FriendFileEvent(.finished(key, .completed(path: nil, bytes: 64_000_000)), path: .direct))
             #expect(aliceSaw.filter { if case .finished = $0.event { true } else { false } }.count == 1)
-            #expect(await net.alice.fileTransfers().isEmpty)
-            #expect(await net.bob.fileTransfers().isEmpty)
+            let aliceLeft = await net.alice.fileTransfers()
+            let bobLeft = await net.bob.fileTransfers()
+            #expect(aliceLeft.isEmpty, "\(aliceLeft)")
+            #expect(bobLeft.isEmpty, "\(bobLeft)")
             let partials = (try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.carrier-partial")) ?? []
             #expect(partials.isEmpty, "left behind: \(partials)")
             await alice.stop()
