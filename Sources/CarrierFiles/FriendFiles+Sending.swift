@@ -188,8 +188,10 @@ extension FriendFiles {
 
     /// Toxcore takes the file from the same open descriptor (a copy: ours
     /// closes when the direct attempts end), hashed once for both paths.
-    /// False (the transfer's end emitted) when toxcore cannot take it.
+    /// False when toxcore cannot take it (the transfer's end emitted) or `stop` ran.
     private func fallBack(_ key: FileTransferKey, fd: Int32, size: UInt64, name: String, why: String) async -> Bool {
+        // Stopped: the channel closed under the send, and toxcore must not take the file on alone.
+        guard !stopped else { return false }
         Self.log.warning("\(key) goes over toxcore: \(why)")
         let copy = dup(fd)
         do {

@@ -59,6 +59,8 @@ public actor FriendFiles {
     var outgoing: [FileTransferKey: DirectSend] = [:]
     /// Every direct send's task, from the offer to its end (`stop` cancels them).
     var sending: [FileTransferKey: (id: UUID, task: Task<Void, Never>)] = [:]
+    /// Set by `stop`: no send falls back to toxcore after it (a channel the stop closes looks like a broken session).
+    var stopped = false
     /// Sends whose session offers to carry on what toxcore has under way, until the receiver answers.
     var handingOver: Set<FileTransferKey> = []
     /// Direct offers waiting for the application, then transfers under way.
@@ -107,11 +109,15 @@ public actor FriendFiles {
         }
     }
 
-    /// Stops: transfers on the direct path are cancelled (toxcore's stop with the node).
-    public func stop() {
+    /// Stops: transfers on the direct path are cancelled (toxcore's stop with
+    /// the node). Returns once every send has ended, so none of them hands its
+    /// file to toxcore afterwards.
+    public func stop() async {
+        stopped = true
         for task in connecting.values { task.cancel() }
         connecting = [:]
-        for send in sending.values { send.task.cancel() }
+        let sends = sending.values.map(\.task)
+        for task in sends { task.cancel() }
         sending = [:]
         for send in outgoing.values { send.cancel("the node stopped") }
         for receive in incoming.values { receive.cancel("the node stopped") }
@@ -121,6 +127,7 @@ public actor FriendFiles {
         offerTimers = [:]
         for subscriber in subscribers.values { subscriber.finish() }
         subscribers = [:]
+        for task in sends { await task.value }
     }
 
     /// Every file event from now on, both paths.

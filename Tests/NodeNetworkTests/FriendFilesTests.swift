@@ -140,6 +140,7 @@ extension FileTransferTests {
             let inbox = temporaryDirectory()
             let files = try (0..<3).map { try makeFile(bytes: 2_000_000 + $0, name: "many-\($0).bin") }
             let bobEvents = await pair.bob.events()
+            let aliceEvents = await pair.alice.events()
             let bobTakes = Task {
                 await next(bobEvents, within: .seconds(60)) { event -> [String]? in
                     if case .offered(let offer) = event.event { try? await pair.bob.accept(offer.key, into: inbox) }
@@ -149,8 +150,26 @@ extension FileTransferTests {
                     return done.count == files.count ? done : nil
                 }
             }
-            for (path, _) in files { _ = try await pair.alice.send(at: path, to: net.bob.userId) }
+            // Alice's verdicts too: a stop before them would cut the sends short.
+            let aliceEnds = Task {
+                let ends = Locked<[FriendFileEvent]>([])
+                return await next(aliceEvents, within: .seconds(60)) { event -> [FriendFileEvent]? in
+                    guard case .finished = event.event else { return nil }
+                    let all = ends.withLock {
+                        $0.append(event)
+                        return $0
+                    }
+                    return all.count == files.count ? all : nil
+                }
+            }
+            var keys: [FileTransferKey] = []
+            for (path, _) in files { keys.append(try await pair.alice.send(at: path, to: net.bob.userId)) }
             #expect(await bobTakes.value == ["many-0.bin", "many-1.bin", "many-2.bin"])
+            let ends = await aliceEnds.value ?? []
+            for (key, (_, payload)) in zip(keys, files) {
+                let completed = FileTransferOutcome.completed(path: nil, bytes: UInt64(payload.count))
+                #expect(ends.contains(FriendFileEvent(.finished(key, completed), path: .direct)), "\(ends)")
+            }
             for (index, (_, payload)) in files.enumerated() {
                 #expect(FileManager.default.contents(atPath: inbox + "/many-\(index).bin") == Data(payload))
             }
@@ -223,6 +242,30 @@ extension FileTransferTests {
                 "\(String(describing: receiverEnd))")
             let partials = (try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.carrier-partial")) ?? []
             #expect(partials.isEmpty, "left behind: \(partials)")
+            await pair.stop()
+        }
+
+        /// A stop cuts a direct send short, and the file is not offered over
+        /// toxcore behind the stopped sender's back.
+        @Test func aStoppedSenderLeavesNothingToToxcore() async throws {
+            let net = try await TestNetwork.shared()
+            let pair = try await Pair.make(net)
+            let (source, _) = try makeFile(bytes: 48_000_000, name: "stopped.bin")
+            let inbox = temporaryDirectory()
+            let bobEvents = await pair.bob.events()
+            let key = try await pair.alice.send(at: source, to: net.bob.userId)
+            let moving = await next(bobEvents, within: .seconds(60)) { event -> Bool? in
+                switch event.event {
+                case .offered(let offer): try? await pair.bob.accept(offer.key, into: inbox)
+                case .progress(_, let bytes, _) where bytes > 0: return true
+                default: break
+                }
+                return nil
+            }
+            #expect(moving == true)
+            await pair.alice.stop()
+            let left = await net.alice.fileTransfers().filter { $0.key == key }
+            #expect(left.isEmpty, "\(left)")
             await pair.stop()
         }
 
