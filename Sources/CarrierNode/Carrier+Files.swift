@@ -195,22 +195,18 @@ extension Carrier {
         guard !killed else { return }
         for key in files.filesWithRequests {
             var chunk = [UInt8]()
-            while let request = files.nextRequest(key) {
-                let length = request.length
-                if chunk.count != length { chunk = [UInt8](repeating: 0, count: length) }
-                let count = chunk.withUnsafeMutableBytes {
-                    pread(request.fd, $0.baseAddress, length, off_t(request.position))
-                }
-                guard count == length else { return carryOut(files.readFailed(key, at: request.position)) }
-                var error = TOX_ERR_FILE_SEND_CHUNK_OK
-                _ = tox_file_send_chunk(
-                    tox, request.slot.friend, request.slot.file, request.position, chunk, length, &error)
-                if error == TOX_ERR_FILE_SEND_CHUNK_SENDQ { break }
-                guard error == TOX_ERR_FILE_SEND_CHUNK_OK else {
+            requests: while let request = files.nextRequest(key) {
+                switch ToxFileChunk.send(
+                    tox, request.slot, fd: request.fd, position: request.position, length: request.length,
+                    scratch: &chunk)
+                {
+                case .sent: files.chunkSent(key)
+                case .unreadable: return carryOut(files.readFailed(key, at: request.position))
+                case .queueFull: break requests
+                case .refused:
                     files.requestsGone(key)
-                    break
+                    break requests
                 }
-                files.chunkSent(key)
             }
             carryOut(files.progress(key, now: clock.now))
         }

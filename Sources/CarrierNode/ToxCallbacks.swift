@@ -50,14 +50,7 @@ final class ToxEventBuffer {
     /// the actor (not a direct source, a short read, or toxcore's queue full).
     private func sendChunk(_ tox: OpaquePointer, _ slot: FileSlot, position: UInt64, length: Int) -> Bool {
         guard length > 0, let fd = chunkSources[slot] else { return false }
-        if chunk.count < length { chunk = [UInt8](repeating: 0, count: length) }
-        let sent = chunk.withUnsafeMutableBytes { bytes -> Bool in
-            guard let base = bytes.baseAddress, pread(fd, base, length, off_t(position)) == length else { return false }
-            var error = TOX_ERR_FILE_SEND_CHUNK_OK
-            return tox_file_send_chunk(
-                tox, slot.friend, slot.file, position, base.assumingMemoryBound(to: UInt8.self), length, &error)
-                && error == TOX_ERR_FILE_SEND_CHUNK_OK
-        }
+        let sent = ToxFileChunk.send(tox, slot, fd: fd, position: position, length: length, scratch: &chunk) == .sent
         if sent {
             events.append(.fileChunkSent(slot, position: position, length: length))
         } else {
