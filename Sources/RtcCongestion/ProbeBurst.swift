@@ -1,8 +1,8 @@
 /// How a probe cluster goes out as padding-only RTP packets (RFC 3550 §5.1:
-/// at most 255 bytes of padding each), the way libwebrtc pads when it has no
-/// RTX stream: each gets the video stream's next sequence number, so a
-/// receiver's SRTP replay check takes it, and receivers skip its empty
-/// payload. Pure: the cluster in, a schedule out.
+/// at most 255 bytes of padding each), as libwebrtc pads: on the video's RTX
+/// stream when there is one, else on the video stream; each gets its stream's
+/// next sequence number, so a receiver's SRTP replay check takes it, and
+/// receivers skip its empty payload. Pure: the cluster in, a schedule out.
 public enum ProbeBurst {
     /// The most padding one packet carries (its last byte counts the padding).
     public static let largestPadding = 255

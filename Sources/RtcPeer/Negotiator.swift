@@ -187,6 +187,7 @@ struct Negotiator: Sendable {
         if type == .answer {
             let remoteSetup = description.setup(for: first) ?? .active
             effects.dtlsRole = remoteSetup == .passive ? .client : .server
+            adoptRetransmission(from: description)
         }
         signaling = next
         remoteDescription = description
@@ -257,6 +258,9 @@ struct Negotiator: Sendable {
                 byMid[mid] = index
             }
             transceivers[index].info.codec = codec
+            transceivers[index].info.rtxPayloadType =
+                Transceiver.retransmission(for: codec, in: media.codecs)?
+                .payloadType
             let remoteDirection = media.direction ?? .sendrecv
             transceivers[index].info.direction = Self.answerDirection(
                 ours: transceivers[index].info.direction, theirs: remoteDirection)
@@ -267,6 +271,22 @@ struct Negotiator: Sendable {
             adopted.append(.media(index))
         }
         sections = adopted
+    }
+
+    /// RTX as the peer's answer settles it: on for a section whose answer
+    /// keeps our `rtx` format for the codec we send, off otherwise.
+    private mutating func adoptRetransmission(from answer: SessionDescription) {
+        for media in answer.media where !media.isRejected {
+            guard let mid = media.mid, let index = transceivers.firstIndex(where: { $0.info.mid == mid }),
+                let codec = transceivers[index].info.codec
+            else { continue }
+            let theirs = Transceiver.retransmission(for: codec, in: media.codecs)
+            let ours = Transceiver.retransmission(
+                for: codec, in: Transceiver.defaultCodecs(transceivers[index].info.kind))
+            transceivers[index].info.rtxPayloadType = theirs.flatMap {
+                $0.payloadType == ours?.payloadType ? $0.payloadType : nil
+            }
+        }
     }
 
     static func answerDirection(ours: Direction, theirs: Direction) -> Direction {
@@ -331,7 +351,12 @@ struct Negotiator: Sendable {
 
     private func mediaSection(_ transceiver: Transceiver, isOffer: Bool) -> MediaDescription {
         let info = transceiver.info
-        let codecs = isOffer ? Transceiver.defaultCodecs(info.kind) : [info.codec].compactMap { $0 }
+        var codecs = isOffer ? Transceiver.defaultCodecs(info.kind) : [info.codec].compactMap { $0 }
+        if !isOffer, let codec = info.codec, let rtx = info.rtxPayloadType {
+            codecs.append(
+                RtpCodec(
+                    payloadType: rtx, name: "rtx", clockRate: codec.clockRate, parameters: "apt=\(codec.payloadType)"))
+        }
         var media = MediaDescription(
             kind: info.kind.rawValue, proto: "UDP/TLS/RTP/SAVPF", formats: codecs.map { "\($0.payloadType)" })
         media.codecs = codecs
@@ -353,6 +378,14 @@ struct Negotiator: Sendable {
                 SsrcAttribute(ssrc: info.sendSsrc, attribute: "cname", value: transceiver.cname),
                 SsrcAttribute(ssrc: info.sendSsrc, attribute: "msid", value: media.msid),
             ]
+            // Retransmissions' own stream (RFC 4588 §8.7), offered and kept when the answer agrees.
+            if codecs.contains(where: \.isRetransmission) {
+                media.ssrcs += [
+                    SsrcAttribute(ssrc: info.rtxSsrc, attribute: "cname", value: transceiver.cname),
+                    SsrcAttribute(ssrc: info.rtxSsrc, attribute: "msid", value: media.msid),
+                ]
+                media.ssrcGroups = [SsrcGroup(semantics: "FID", ssrcs: [info.sendSsrc, info.rtxSsrc])]
+            }
         }
         return media
     }

@@ -7,9 +7,9 @@ import RtcRTP
 /// prober): the estimator asks for a burst at a rate above its target at the
 /// start and after a large drop, and the rate the burst arrives at says what
 /// the path carries, in a second instead of the tens of seconds that growing
-/// 8% a second takes. With no RTX stream to pad on, a burst is padding-only
-/// packets on the video stream (`ProbeBurst`), as libwebrtc sends them
-/// without RTX: each has the stream's next sequence number (a copy of a sent
+/// 8% a second takes. A burst is padding-only packets (`ProbeBurst`) on the
+/// video's RTX stream when RTX is negotiated, else on the video stream, as
+/// libwebrtc sends them: each has its stream's next sequence number (a copy of a sent
 /// packet would be dropped by the receiver's SRTP replay check before its
 /// arrival was recorded), no payload, and a transport-wide number of its own.
 /// A call without video does not probe (a few dozen kbit/s of audio needs no

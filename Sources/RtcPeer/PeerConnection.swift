@@ -310,7 +310,8 @@ public actor PeerConnection {
                     mid: info.mid, ssrc: info.sendSsrc, payloadType: info.codec?.payloadType,
                     clockRate: info.codec?.clockRate ?? 90000,
                     sends: info.direction == .sendrecv || info.direction == .sendonly,
-                    midExtensionId: transceiver.midExtensionId)
+                    midExtensionId: transceiver.midExtensionId, rtxPayloadType: info.rtxPayloadType,
+                    rtxSsrc: info.rtxSsrc)
             })
         updateCongestionControl()
     }
@@ -323,6 +324,15 @@ public actor PeerConnection {
             guard let mid = media.mid else { continue }
             for codec in media.codecs { reception.learn(payloadType: codec.payloadType, mid: mid) }
             for ssrc in media.sendingSsrcs { reception.learn(ssrc: ssrc, mid: mid) }
+            // Their retransmissions (RFC 4588): which format pairs with which, which stream repairs which.
+            for codec in media.codecs where codec.isRetransmission {
+                if let apt = codec.parameterMap["apt"].flatMap({ UInt8($0) }) {
+                    reception.learnRetransmission(payloadType: codec.payloadType, originalPayloadType: apt)
+                }
+            }
+            for group in media.ssrcGroups where group.semantics == "FID" && group.ssrcs.count == 2 {
+                reception.learnRetransmission(ssrc: group.ssrcs[1], originalSsrc: group.ssrcs[0])
+            }
             if let id = media.headerExtensions.first(where: { $0.uri == RtpRouter.midExtensionURI })?.id {
                 reception.learnMidExtension(id: UInt8(id))
             }
@@ -420,6 +430,9 @@ public actor PeerConnection {
         stats.congestion = congestion.stats
         (stats.estimateSentInRemb, stats.rembsSent) = (congestion.receiveSideEstimate, congestion.rembsSent)
         (stats.malformedDropped, stats.sendFailures) = (counters.malformedDropped, counters.sendFailures)
+        (stats.rtxPacketsSent, stats.rtxPacketsReceived) = (
+            UInt64(sending.rtxPacketsSent), reception.rtxPacketsReceived
+        )
         if let pair {
             let turn = Set(transport.ice.configuration.turnServers.map { "\($0.transport)" })
             stats.path = IcePath(local: pair.local, remote: pair.remote, turnTransports: turn)

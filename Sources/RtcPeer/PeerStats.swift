@@ -45,6 +45,11 @@ public struct PeerStats: Sendable, Equatable {
     public var estimateSentInRemb: Double?
     /// REMBs sent to such a peer.
     public var rembsSent = 0
+    /// Packets sent on our RTX streams (RFC 4588: NACKs answered, probe padding),
+    /// when RTX is negotiated; without it NACKs are answered on the media stream.
+    public var rtxPacketsSent: UInt64 = 0
+    /// Packets received on the peer's RTX streams.
+    public var rtxPacketsReceived: UInt64 = 0
 
     /// What the send-side estimator makes of the path (`RtcCongestion`).
     public struct Congestion: Sendable, Equatable {

@@ -23,6 +23,11 @@ final class RtpReception: @unchecked Sendable {
     private var router = RtpRouter()
     private var sections: [String: Section] = [:]
     private var statistics: [UInt32: (mid: String, stats: ReceptionStatistics)] = [:]
+    /// The peer's RTX formats (payload type → the original's, `apt`) and
+    /// streams (RTX SSRC → the media SSRC it repairs, `a=ssrc-group:FID`).
+    private var rtxPayloadTypes: [UInt8: UInt8] = [:]
+    private var rtxSsrcs: [UInt32: UInt32] = [:]
+    private var rtxReceived: UInt64 = 0
 
     /// `started`: the zero of the seconds that arrivals and reports are counted in.
     init(started: ContinuousClock.Instant) { self.started = started }
@@ -46,6 +51,16 @@ final class RtpReception: @unchecked Sendable {
     func learn(payloadType: UInt8, mid: String) { lock.withLock { router.add(payloadType: payloadType, mid: mid) } }
     func learn(ssrc: UInt32, mid: String) { lock.withLock { router.add(ssrc: ssrc, mid: mid) } }
     func learnMidExtension(id: UInt8) { lock.withLock { router.midExtensionId = id } }
+    func learnRetransmission(payloadType: UInt8, originalPayloadType: UInt8) {
+        lock.withLock { rtxPayloadTypes[payloadType] = originalPayloadType }
+    }
+    func learnRetransmission(ssrc: UInt32, originalSsrc: UInt32) {
+        lock.withLock {
+            // Bounded by what the peer's descriptions name (sections × 2), yet a peer renegotiating for weeks adds up.
+            if rtxSsrcs.count >= 1024 { rtxSsrcs.removeAll() }
+            rtxSsrcs[ssrc] = originalSsrc
+        }
+    }
 
     /// Sends a section's packets to `stream` from now on; false (and the
     /// stream finished) for a section that does not exist.
@@ -91,6 +106,8 @@ final class RtpReception: @unchecked Sendable {
     // MARK: Packets (ICE thread)
 
     /// Routes, counts and hands on one packet; one with no section is dropped.
+    /// A packet on an RTX stream is counted on that stream and handed on as
+    /// the original it carries (RFC 4588 §4); padding there goes no further.
     /// Returns its section's clock rate (nil: dropped).
     @discardableResult
     func deliver(_ packet: RtpPacket) -> UInt32? {
@@ -98,7 +115,7 @@ final class RtpReception: @unchecked Sendable {
         let target:
             (
                 mid: String, stream: AsyncStream<ReceivedRtp>.Continuation?,
-                handler: (@Sendable (ReceivedRtp) -> Void)?, clockRate: UInt32
+                handler: (@Sendable (ReceivedRtp) -> Void)?, clockRate: UInt32, packet: RtpPacket?
             )? = lock.withLock {
                 guard let mid = router.route(packet), let section = sections[mid] else { return nil }
                 var entry =
@@ -109,9 +126,17 @@ final class RtpReception: @unchecked Sendable {
                     sequence: packet.sequenceNumber, timestamp: packet.timestamp, payloadBytes: packet.payload.count,
                     arrival: now)
                 statistics[packet.ssrc] = entry
-                return (mid, section.stream, section.handler, section.clockRate)
+                guard let originalPayloadType = rtxPayloadTypes[packet.payloadType] else {
+                    return (mid, section.stream, section.handler, section.clockRate, packet)
+                }
+                rtxReceived &+= 1
+                let original = rtxSsrcs[packet.ssrc].flatMap {
+                    RtxPacket.unwrap(packet, payloadType: originalPayloadType, ssrc: $0)
+                }
+                return (mid, section.stream, section.handler, section.clockRate, original)
             }
         guard let target else { return nil }
+        guard let packet = target.packet else { return target.clockRate }
         let received = ReceivedRtp(mid: target.mid, packet: packet)
         target.stream?.yield(received)
         target.handler?(received)
@@ -140,6 +165,9 @@ final class RtpReception: @unchecked Sendable {
             return blocks
         }
     }
+
+    /// Packets received on RTX streams (repairs and padding).
+    var rtxPacketsReceived: UInt64 { lock.withLock { rtxReceived } }
 
     var inbound: [PeerStats.InboundStreamStats] {
         lock.withLock {

@@ -18,6 +18,9 @@ final class RtpSending: @unchecked Sendable {
         var clockRate: UInt32
         var sends: Bool
         var midExtensionId: UInt8?
+        /// Retransmissions' payload type and SSRC (RFC 4588), when negotiated.
+        var rtxPayloadType: UInt8? = nil
+        var rtxSsrc: UInt32 = 0
 
         /// Video (VP8's 90 kHz clock); audio is Opus at 48 kHz.
         var isVideo: Bool { clockRate == 90000 }
@@ -45,6 +48,9 @@ final class RtpSending: @unchecked Sendable {
         var lastTimestamp: UInt32 = 0
         var lastSent: ContinuousClock.Instant?
         var firstSent: ContinuousClock.Instant?
+        /// The RTX stream's next sequence number, and the packets sent on it.
+        var rtxSequence = UInt16.random(in: 0...UInt16.max)
+        var rtxPackets: UInt32 = 0
     }
 
     enum Refusal: Error, Equatable {
@@ -140,17 +146,29 @@ final class RtpSending: @unchecked Sendable {
         lock.withLock { streams.values.compactMap { $0.section.isVideo ? $0.firstSent : nil }.min() }
     }
 
-    /// A padding-only packet (RFC 3550 §5.1) on a video stream that has sent,
-    /// numbered next in its sequence and kept for NACKs like any other: a
-    /// probe burst's packet (`ProbeBurst`). It carries the stream's last
-    /// timestamp and no payload, so receivers skip it between frames; nil when
-    /// no video stream has sent yet.
+    /// A padding-only packet (RFC 3550 §5.1) for a probe burst (`ProbeBurst`),
+    /// beside a video stream that has sent: on its RTX stream when RTX is
+    /// negotiated (as libwebrtc pads), so the media stream's numbering is
+    /// untouched; else numbered next in the media stream and kept for NACKs
+    /// like any other. It carries the stream's last timestamp and no payload,
+    /// so receivers skip it between frames; nil when no video stream has sent yet.
     func paddingPacket(padding: Int) -> RtpPacket? {
         lock.withLock {
             guard
                 let ssrc = streams.first(where: { $0.value.section.isVideo && $0.value.lastSent != nil })?.key,
                 var stream = streams[ssrc], let payloadType = stream.section.payloadType, stream.section.sends
             else { return nil }
+            if let rtxPayloadType = stream.section.rtxPayloadType {
+                var packet = RtpPacket(
+                    payloadType: rtxPayloadType, sequenceNumber: stream.rtxSequence, timestamp: stream.lastTimestamp,
+                    ssrc: stream.section.rtxSsrc, payload: [])
+                packet.paddingLength = UInt8(clamping: max(padding, 1))
+                if let midExtension = stream.section.midExtension { packet.extensions = midExtension }
+                stream.rtxSequence &+= 1
+                stream.rtxPackets &+= 1
+                streams[ssrc] = stream
+                return packet
+            }
             var packet = RtpPacket(
                 payloadType: payloadType, sequenceNumber: stream.sequence, timestamp: stream.lastTimestamp, ssrc: ssrc,
                 payload: [])
@@ -164,10 +182,25 @@ final class RtpSending: @unchecked Sendable {
         }
     }
 
-    /// The packets a NACK asks for that are still kept.
+    /// The packets a NACK asks for that are still kept: on the stream's RTX
+    /// stream when RTX is negotiated (RFC 4588), else as they were sent.
     func retransmissions(ssrc: UInt32, sequences: [UInt16]) -> [RtpPacket] {
-        lock.withLock { cache.packets(ssrc: ssrc, sequences: sequences) }
+        lock.withLock {
+            let kept = cache.packets(ssrc: ssrc, sequences: sequences)
+            guard var stream = streams[ssrc], let rtxPayloadType = stream.section.rtxPayloadType else { return kept }
+            let wrapped = kept.map { packet in
+                defer { stream.rtxSequence &+= 1 }
+                return RtxPacket.wrap(
+                    packet, payloadType: rtxPayloadType, ssrc: stream.section.rtxSsrc, sequence: stream.rtxSequence)
+            }
+            stream.rtxPackets &+= UInt32(truncatingIfNeeded: wrapped.count)
+            streams[ssrc] = stream
+            return wrapped
+        }
     }
+
+    /// Packets sent on RTX streams so far (retransmissions and padding), all streams.
+    var rtxPacketsSent: UInt32 { lock.withLock { streams.values.reduce(0) { $0 &+ $1.rtxPackets } } }
 
     /// Every stream that sent something, for sender reports.
     var sent: [Sent] {

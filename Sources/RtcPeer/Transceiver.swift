@@ -14,6 +14,12 @@ public struct TransceiverInfo: Sendable, Equatable {
     public var codec: RtpCodec?
     /// The SSRC we send with.
     public var sendSsrc: UInt32
+    /// The payload type of retransmissions on their own stream (RFC 4588),
+    /// when both sides agreed on RTX for the codec; nil: NACKs are answered
+    /// with the packet as it was.
+    public var rtxPayloadType: UInt8?
+    /// The SSRC of our retransmission stream (announced with `a=ssrc-group:FID`).
+    public var rtxSsrc: UInt32 = UInt32.random(in: 1...UInt32.max)
 }
 
 struct Transceiver {
@@ -37,16 +43,29 @@ struct Transceiver {
             [
                 RtpCodec(
                     payloadType: 96, name: "VP8", clockRate: 90000,
-                    feedback: ["nack", "nack pli", "ccm fir", "goog-remb", CongestionControl.feedbackName])
+                    feedback: ["nack", "nack pli", "ccm fir", "goog-remb", CongestionControl.feedbackName]),
+                RtpCodec(payloadType: 97, name: "rtx", clockRate: 90000, parameters: "apt=96"),
             ]
         }
     }
 
-    /// The remote codec we can use with this kind, if any (matched by name and clock rate).
+    /// The remote codec we can use with this kind, if any (matched by name
+    /// and clock rate; RTX is not a codec of its own).
     static func match(_ remote: [RtpCodec], kind: MediaKind) -> RtpCodec? {
-        let ours = defaultCodecs(kind)
+        let ours = defaultCodecs(kind).filter { !$0.isRetransmission }
         return remote.first { candidate in
             ours.contains { $0.name.lowercased() == candidate.name.lowercased() && $0.clockRate == candidate.clockRate }
         }
     }
+
+    /// The retransmission format (RFC 4588 §8.6) that `codecs` pair with
+    /// `codec`: an `rtx` entry whose `apt` names its payload type.
+    static func retransmission(for codec: RtpCodec, in codecs: [RtpCodec]) -> RtpCodec? {
+        codecs.first { $0.isRetransmission && $0.parameterMap["apt"] == String(codec.payloadType) }
+    }
+}
+
+extension RtpCodec {
+    /// An RFC 4588 retransmission format (`rtx/90000` with `apt=`).
+    var isRetransmission: Bool { name.lowercased() == "rtx" }
 }

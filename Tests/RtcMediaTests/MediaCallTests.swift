@@ -15,6 +15,9 @@ import Testing
         var directory: String
         /// RTP packets the answerer's simulated loss dropped.
         var dropped: Int
+        /// Packets on the offerer's RTX stream, sent and received by the answerer.
+        var rtxSent: UInt64 = 0
+        var rtxReceived: UInt64 = 0
     }
 
     /// Sends `audio` and `video` files from the offerer for `seconds`, records at the answerer.
@@ -98,9 +101,12 @@ import Testing
         var sent: [MediaSender.Stats] = []
         for sender in senders { sent.append(await sender.currentStats()) }
         let dropped = Int(await answerer.stats().simulatedDrops)
+        let (rtxSent, rtxReceived) = (await offerer.stats().rtxPacketsSent, await answerer.stats().rtxPacketsReceived)
         await offerer.close()
         await answerer.close()
-        return Result(sent: sent, received: received, directory: directory, dropped: dropped)
+        return Result(
+            sent: sent, received: received, directory: directory, dropped: dropped, rtxSent: rtxSent,
+            rtxReceived: rtxReceived)
     }
 
     /// The SDP without the transport-wide sequence number extension and its feedback.
@@ -165,7 +171,7 @@ import Testing
     /// 5% of incoming RTP dropped at random. Thresholds, relaxed from the
     /// lossless test and stated here: audio length within 150 ms (gaps are
     /// concealed, not skipped); video frame count within 10% and PSNR ≥ 25 dB,
-    /// recovered through NACK retransmissions and PLI keyframes.
+    /// recovered through NACK retransmissions (on the RTX stream) and PLI keyframes.
     @Test func fivePercentLossIsConcealedAndRecovered() async throws {
         let y4m = MediaChecks.mediaFile("testsrc.y4m")
         let result = try await Self.call(
@@ -186,6 +192,10 @@ import Testing
         let audioSent = try #require(result.sent.first { $0.kind == "audio" })
         let videoDrops = result.dropped - (audioSent.packetsSent - audio.packetsReceived)
         #expect(videoDrops == 0 || video.nacksSent > 0, "\(videoDrops) video packets dropped, \(video.nacksSent) NACKs")
+        // Answered on the RTX stream (RFC 4588), which the answerer unwraps.
+        #expect(
+            video.nacksSent == 0 || (result.rtxSent > 0 && result.rtxReceived > 0),
+            "RTX \(result.rtxSent) sent, \(result.rtxReceived) received")
         #expect(result.dropped > 0)
         print("5% loss: \(frames) frames, PSNR \(String(format: "%.1f", psnr)) dB, \(result.received)")
     }

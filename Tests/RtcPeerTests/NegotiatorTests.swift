@@ -107,6 +107,52 @@ import Testing
         #expect(a.signaling == .stable && b.signaling == .stable)
     }
 
+    /// RTX (RFC 4588): offered with VP8, kept by an answerer that knows it,
+    /// and announced with a stream of its own (`a=ssrc-group:FID`) by each side that sends.
+    @Test func retransmissionsAreAgreedWithAStreamOfTheirOwn() throws {
+        var a = Negotiator()
+        var b = Negotiator()
+        _ = a.addTransceiver(.video, direction: .sendrecv)
+        let offer = try a.createOffer(Self.transport("a"))
+        _ = try a.setLocal(offer)
+        _ = try b.setRemote(try Self.wire(offer), type: .offer)
+        let answer = try Self.wire(try b.createAnswer(Self.transport("b")))
+        _ = try b.setLocal(answer)
+        _ = try a.setRemote(answer, type: .answer)
+        let (ours, theirs) = (try #require(a.transceivers.first?.info), try #require(b.transceivers.first?.info))
+        #expect(ours.rtxPayloadType == 97 && theirs.rtxPayloadType == 97)
+        let video = try #require(answer.media.first)
+        #expect(video.codecs.map(\.name) == ["VP8", "rtx"] && video.codecs.last?.parameters == "apt=96")
+        #expect(video.ssrcGroups == [SsrcGroup(semantics: "FID", ssrcs: [theirs.sendSsrc, theirs.rtxSsrc])])
+        #expect(offer.media.first?.ssrcGroups == [SsrcGroup(semantics: "FID", ssrcs: [ours.sendSsrc, ours.rtxSsrc])])
+    }
+
+    /// A peer that pairs RTX with its own payload types is answered in them;
+    /// an answer without RTX turns it off (NACKs answered on the media stream).
+    @Test func retransmissionsFollowThePeersPayloadTypesOrAreLeftOut() throws {
+        var a = Negotiator()
+        var b = Negotiator()
+        _ = a.addTransceiver(.video, direction: .sendrecv)
+        let offer = try a.createOffer(Self.transport("a"))
+        _ = try a.setLocal(offer)
+        let renumbered = offer.description.replacingOccurrences(of: " 96 97", with: " 100 101")
+            .replacingOccurrences(of: ":96 ", with: ":100 ").replacingOccurrences(of: ":97 ", with: ":101 ")
+            .replacingOccurrences(of: "apt=96", with: "apt=100")
+        _ = try b.setRemote(try SessionDescription(parsing: renumbered), type: .offer)
+        let answer = try b.createAnswer(Self.transport("b"))
+        #expect(b.transceivers.first?.info.codec?.payloadType == 100)
+        #expect(b.transceivers.first?.info.rtxPayloadType == 101)
+        #expect(answer.description.contains("a=fmtp:101 apt=100"))
+
+        let withoutRtx = try Self.wire(try b.createAnswer(Self.transport("b"))).description
+            .components(separatedBy: "\r\n").filter { !$0.contains("rtx") && !$0.contains("apt=") }
+            .joined(separator: "\r\n").replacingOccurrences(of: " 100 101", with: " 100")
+            .replacingOccurrences(of: "100", with: "96")
+        _ = try b.setLocal(answer)
+        _ = try a.setRemote(try SessionDescription(parsing: withoutRtx), type: .answer)
+        #expect(a.transceivers.first?.info.rtxPayloadType == nil)
+    }
+
     @Test func aSectionWithNoCodecOfOursIsRejectedInTheAnswer() throws {
         var b = Negotiator()
         let offer = try SessionDescription(
