@@ -5,7 +5,8 @@ import Testing
 
 /// Our peer connection (in this process) against aiortc (a child process):
 /// RTP on an audio and a video section, both ways. aiortc sends its test tone
-/// and test pattern; we send opaque payloads (codecs arrive with the media layer).
+/// and test pattern; we send opaque payloads (codecs arrive with the media layer);
+/// a NACK of ours is answered on aiortc's RTX stream.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct AiortcMediaTests {
     struct Signal: Codable {
         struct Item: Codable {
@@ -62,6 +63,18 @@ import Testing
         let videoPacket = await fromVideo.first(within: .seconds(15)) { $0 }
         #expect(audioPacket != nil && videoPacket != nil, "aiortc: \(aiortc.stderr.suffix(500))")
         #expect(audioPacket?.packet.payloadType == 111)
+        // A NACK for a packet just received: aiortc answers on its RTX stream
+        // (RFC 4588, agreed in its answer), and we hand on the original.
+        let recent = await fromVideo.first(within: .seconds(5)) { $0 }
+        if let recent {
+            await peer.sendNack(
+                mid: video.mid, mediaSsrc: recent.packet.ssrc, sequences: [recent.packet.sequenceNumber])
+        }
+        let repaired = await fromVideo.first(within: .seconds(5)) {
+            $0.packet.sequenceNumber == recent?.packet.sequenceNumber ? $0 : nil
+        }
+        #expect(repaired?.packet.payload == recent?.packet.payload && repaired?.packet.payloadType == 96)
+        #expect(await peer.stats().rtxPacketsReceived >= 1)
         for index in 0..<100 {
             try peer.sendRtp(mid: audio.mid, payload: [0xF8, 0xFF, 0xFE], timestamp: UInt32(index) * 960)
             try peer.sendRtp(
