@@ -68,8 +68,10 @@ def main():
         with open(payload, "wb") as out:
             out.write(os.urandom(200_000))
         info = json.loads(run("id", "--json", "--data", bot).stdout.strip().splitlines()[-1])
+        bot_log = open(os.path.join(work, "bot.err"), "w")  # its warnings, shown if it lost the network
         listener = Lines([*WRAPPER, CARRIER, "listen", "--accept-friends", "--answer", "--record", os.path.join(work, "rec"),
-                          "--receive-dir", os.path.join(work, "in"), *ICE, "--json", "--data", bot, *common])
+                          "--receive-dir", os.path.join(work, "in"), *ICE, "--json", "--data", bot, *common],
+                         stderr=bot_log)
         for caller in callers:
             befriend = run("friend", "add", info["address"], "--wait", "120", "--json", "--data", caller, *common)
             if befriend.returncode != 0:
@@ -136,7 +138,11 @@ def main():
         node_end = end.get("node", {})
         stayed = end.get("online") and not node_end.get("rebootstraps") and not node_end.get("restarts")
         if not stayed:
-            print("  the bot lost the network (it should not, beside a node with its extra DHT nodes)")
+            print("  the bot lost the network (it should not, beside a node with its extra DHT nodes); its log says:")
+            with open(os.path.join(work, "bot.err"), errors="replace") as log:
+                said = [line.rstrip() for line in log if "network" in line or "bootstrap" in line]
+            for line in said[-20:]:
+                print("    " + line)
         ok = failures == 0 and stayed and end["process"]["threads"] <= baseline["threads"] + 2 \
             and end["process"]["fds"] <= baseline["fds"] + 2 and growth <= LIMIT_KB
         print("  ok" if ok else "  NOT OK")
