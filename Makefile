@@ -65,6 +65,7 @@ bench: setup
 	python3 scripts/bench_concurrency.py .build/release/carrier
 	python3 scripts/bench_lab.py .build/release/carrier
 	python3 scripts/bench_remb.py .build/release/carrier
+	python3 scripts/bench_congestion.py .build/release/carrier
 	python3 scripts/bench_express.py .build/release/carrier .build/release/express-load
 
 # A long-running node that short-lived peers come to and leave (PEERS each,

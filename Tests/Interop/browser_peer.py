@@ -7,6 +7,12 @@ passing signals in and out. Loopback candidates are allowed and mDNS host
 names are off so that the browser's candidates are plain 127.0.0.1 addresses.
 
   browser_peer.py offer|answer [--echo] [--send-bytes N] [--media] [--run-for S] [--stats FILE]
+                  [--video-file Y4M] [--audio-file WAV] [--stun URL] [--any-address]
+
+--video-file/--audio-file make the fake camera and microphone play those
+files (Chromium's --use-file-for-fake-*-capture); --stun gives the page an ICE
+server; --any-address offers every candidate, not only 127.0.0.1 (the
+network lab's namespaces, scripts/bench_congestion.py).
 
 --send-bytes sends N random bytes in the binary file protocol; a received file
 is checked (SHA-256) and acknowledged in the page. --stats writes what the page
@@ -62,8 +68,8 @@ class WebDriver:
             time.sleep(0.05)
         raise RuntimeError("chromedriver did not start")
 
-    def start(self, profile):
-        arguments = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+    def start(self, profile, extra=()):
+        arguments = list(extra) + ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--allow-loopback-in-peer-connection", "--disable-features=WebRtcHideLocalIpsWithMdns",
                      "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
                      "--autoplay-policy=no-user-gesture-required", f"--user-data-dir={profile}"]
@@ -100,7 +106,16 @@ def main():
     parser.add_argument("--media", action="store_true", help="send the fake camera and microphone")
     parser.add_argument("--run-for", type=float, default=0, help="stay connected this many seconds, then bye")
     parser.add_argument("--stats")
+    parser.add_argument("--video-file")
+    parser.add_argument("--audio-file")
+    parser.add_argument("--stun", action="append", default=[])
+    parser.add_argument("--any-address", action="store_true")
     args = parser.parse_args()
+    extra = []
+    if args.video_file:
+        extra.append("--use-file-for-fake-video-capture=" + os.path.abspath(args.video_file))
+    if args.audio_file:
+        extra.append("--use-file-for-fake-audio-capture=" + os.path.abspath(args.audio_file))
 
     port = free_port()
     profile = tempfile.mkdtemp(prefix="browser-peer-")
@@ -127,9 +142,11 @@ def main():
     status = 1
     try:
         driver.wait_ready(20)
-        driver.start(profile)
+        driver.start(profile, extra)
         driver.open("file://" + PAGE)
-        options = {"role": args.role, "echo": args.echo, "sendBytes": args.send_bytes, "media": args.media}
+        options = {"role": args.role, "echo": args.echo, "sendBytes": args.send_bytes, "media": args.media,
+                   "fileMedia": bool(args.video_file), "anyAddress": args.any_address,
+                   "iceServers": [{"urls": url} for url in args.stun]}
         driver.run_async("start(args[0]).then(() => done(true), e => done(String(e)));", options)
         threading.Thread(target=read_stdin, daemon=True).start()
         started = time.monotonic()
