@@ -29,6 +29,8 @@ struct RtcSummary {
     var longestOutage = 0.0
     var sent: [MediaSender.Stats] = []
     var received: [MediaReceiver.Stats] = []
+    /// Packets on the RTX streams (RFC 4588), ours sent and the peer's received.
+    var rtx: (sent: UInt64, received: UInt64) = (0, 0)
 
     var succeeded: Bool { connected && error == nil && (!wantedTransfer || transfer?.ok == true) }
 
@@ -57,6 +59,7 @@ struct RtcSummary {
                     "sent": sent.map(\.json), "received": received.map(\.json),
                 ] as [String: any Sendable]
             object["recordings"] = received.flatMap(\.recordings) + (webm.map { [$0] } ?? [])
+            object["rtx"] = ["sent": Int(rtx.sent), "received": Int(rtx.received)]
         }
         if outages > 0 {
             object["outages"] = outages
