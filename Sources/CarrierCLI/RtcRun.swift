@@ -102,9 +102,9 @@ actor RtcRun {
         if !done { await withCheckedContinuation { finished = $0 } }
         // Hang up (a bye, unless the peer said it first) and wait for the call to close.
         if let callId {
-            if let peer = try? await client.peerStats(callId) {
-                if let path = peer.path { (summary.selectedPair, summary.path) = (peer.selectedPair, path) }
-                summary.rtx = (peer.rtxPacketsSent, peer.rtxPacketsReceived)
+            if let peer = try? await client.peerStats(callId), let path = peer.path {
+                summary.selectedPair = peer.selectedPair
+                summary.path = path
             }
             try? await client.endCall(callId)
             let callEnded = callEnded
@@ -115,6 +115,7 @@ actor RtcRun {
             if let stats = try? await client.mediaStats(callId) {
                 summary.sent = stats.sent
                 summary.received = stats.received
+                summary.rtx = (stats.rtxPacketsSent, stats.rtxPacketsReceived)
             }
             if let call = await client.call(callId) {
                 summary.outages = call.outages

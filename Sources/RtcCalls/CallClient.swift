@@ -113,13 +113,7 @@ public actor CallClient {
                 // closed session still holds its connection's objects (measured:
                 // about 80 kB a call, kept for the last `endedCallsKept` calls).
                 endedSessions[id] = session
-                Task { [weak self] in
-                    let (sent, received) = await session.mediaStats()
-                    let stats = await CallMediaStats(
-                        sent: sent, received: received, setupMs: session.setupMs, iceMs: session.iceMs,
-                        path: session.path)
-                    await self?.settle(id, stats)
-                }
+                Task { [weak self] in await self?.settle(id, await Self.statistics(of: session)) }
             }
             endedOrder.append(id)
             // A bot runs for long: keep the last calls' outcome and statistics, not all of them.
@@ -272,12 +266,18 @@ public actor CallClient {
     /// Media statistics of a call (while it runs, or its last ones).
     public func mediaStats(_ callId: String) async throws -> CallMediaStats {
         if let stats = endedStats[callId.lowercased()] { return stats }
-        let session = try session(callId)
+        return await Self.statistics(of: try session(callId))
+    }
+
+    /// A session's media statistics now: the path in use, or its last one once closed.
+    private static func statistics(of session: CallSession) async -> CallMediaStats {
         let (sent, received) = await session.mediaStats()
-        let livePath = await session.peerStats().path
+        let peer = await session.peerStats()
         let lastPath = await session.path
-        return await CallMediaStats(
-            sent: sent, received: received, setupMs: session.setupMs, iceMs: session.iceMs, path: livePath ?? lastPath)
+        var stats = await CallMediaStats(
+            sent: sent, received: received, setupMs: session.setupMs, iceMs: session.iceMs, path: peer.path ?? lastPath)
+        (stats.rtxPacketsSent, stats.rtxPacketsReceived) = (peer.rtxPacketsSent, peer.rtxPacketsReceived)
+        return stats
     }
 
     /// Sessions of ended calls until their last statistics are copied out.
@@ -437,6 +437,10 @@ public struct CallMediaStats: Sendable {
     public var iceMs: Double?
     /// The ICE path in use (while the call runs), or the last one (after it ended).
     public var path: IcePath?
+    /// Packets on our RTX streams and the peer's (`PeerStats.rtxPacketsSent`, `rtxPacketsReceived`).
+    public var rtxPacketsSent: UInt64 = 0
+    /// (See `rtxPacketsSent`.)
+    public var rtxPacketsReceived: UInt64 = 0
 }
 
 /// The file protocol a call sends files in (docs/file-protocol.md).

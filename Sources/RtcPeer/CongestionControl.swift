@@ -87,10 +87,15 @@ final class CongestionControl: @unchecked Sendable {
     }
 
     /// Notes an incoming packet's arrival (`clockRate`: its section's), for
-    /// our feedback if it carries the extension, for our REMB estimate.
-    func received(_ packet: RtpPacket, clockRate: UInt32?) {
+    /// our feedback if it carries the extension, for our REMB estimate. A
+    /// packet on an RTX stream counts in the feedback but not in the REMB
+    /// estimate: a sender that hears only REMB sets its encoders to it and
+    /// retransmits on top, so counting repairs (often repeats of one packet
+    /// still queued at the bottleneck) raised the estimate by the overhead and
+    /// the encoders overfilled the link (12% dropped through 250 kbit/s, not 0).
+    func received(_ packet: RtpPacket, clockRate: UInt32?, retransmission: Bool = false) {
         lock.withLock {
-            if receiveSide != nil, let clockRate {
+            if receiveSide != nil, let clockRate, !retransmission {
                 receiveSide?.received(
                     ssrc: packet.ssrc, sequence: packet.sequenceNumber, timestamp: packet.timestamp,
                     clockRate: Int(clockRate), size: 12 + packet.payload.count, at: now())

@@ -84,7 +84,9 @@ public actor PeerConnection {
             ice: try configuration.iceConfiguration(controlling: true), simulatedLoss: configuration.simulatedRtpLoss,
             onRtp: { packet in
                 // RTP goes to its media section's stream on the ICE thread, never through the actor.
-                congestion.received(packet, clockRate: reception.deliver(packet))
+                let delivered = reception.deliver(packet)
+                congestion.received(
+                    packet, clockRate: delivered?.clockRate, retransmission: delivered?.retransmission ?? false)
             },
             onEvent: { event in
                 // Data-channel traffic goes straight to its channel (on the SCTP queue),

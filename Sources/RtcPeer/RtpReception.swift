@@ -108,9 +108,9 @@ final class RtpReception: @unchecked Sendable {
     /// Routes, counts and hands on one packet; one with no section is dropped.
     /// A packet on an RTX stream is counted on that stream and handed on as
     /// the original it carries (RFC 4588 §4); padding there goes no further.
-    /// Returns its section's clock rate (nil: dropped).
+    /// Returns its section's clock rate (nil: dropped), and whether it came on an RTX stream.
     @discardableResult
-    func deliver(_ packet: RtpPacket) -> UInt32? {
+    func deliver(_ packet: RtpPacket) -> (clockRate: UInt32, retransmission: Bool)? {
         let now = seconds()
         let target:
             (
@@ -136,11 +136,12 @@ final class RtpReception: @unchecked Sendable {
                 return (mid, section.stream, section.handler, section.clockRate, original)
             }
         guard let target else { return nil }
-        guard let packet = target.packet else { return target.clockRate }
+        let retransmission = target.packet?.ssrc != packet.ssrc
+        guard let packet = target.packet else { return (target.clockRate, true) }
         let received = ReceivedRtp(mid: target.mid, packet: packet)
         target.stream?.yield(received)
         target.handler?(received)
-        return target.clockRate
+        return (target.clockRate, retransmission)
     }
 
     // MARK: Reports and stats (from the actor)

@@ -18,6 +18,34 @@ import Testing
         return received
     }
 
+    /// RFC 4588: a packet on the peer's RTX stream reaches the section as the
+    /// original it carries, counted on the RTX stream; padding there goes no further.
+    @Test func retransmissionsArriveAsTheirOriginals() async {
+        let reception = RtpReception(started: .now)
+        reception.setSections(["1": 90000])
+        reception.learn(payloadType: 96, mid: "1")
+        reception.learn(payloadType: 97, mid: "1")
+        reception.learnRetransmission(payloadType: 97, originalPayloadType: 96)
+        reception.learnRetransmission(ssrc: 10, originalSsrc: 9)
+        let (video, videoIn) = AsyncStream<ReceivedRtp>.makeStream()
+        #expect(reception.attach(mid: "1", videoIn))
+
+        let original = packet(pt: 96, sequence: 5, ssrc: 9)
+        let media = reception.deliver(packet(pt: 96, sequence: 6, ssrc: 9))
+        let repair = reception.deliver(RtxPacket.wrap(original, payloadType: 97, ssrc: 10, sequence: 100))
+        var padding = RtpPacket(payloadType: 97, sequenceNumber: 101, timestamp: 0, ssrc: 10, payload: [])
+        padding.paddingLength = 100
+        let padded = reception.deliver(padding)
+        reception.finishAll()
+
+        #expect(media?.clockRate == 90000 && media?.retransmission == false)
+        #expect(repair?.clockRate == 90000 && repair?.retransmission == true)
+        #expect(padded?.clockRate == 90000 && padded?.retransmission == true)
+        #expect(await drain(video).map(\.packet) == [packet(pt: 96, sequence: 6, ssrc: 9), original])
+        #expect(reception.rtxPacketsReceived == 2)
+        #expect(reception.inbound.map(\.ssrc) == [9, 10])
+    }
+
     @Test func packetsReachTheirSectionsStreamAndAreCounted() async {
         let reception = RtpReception(started: .now)
         reception.setSections(["0": 48000, "1": 90000])
