@@ -46,6 +46,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "Tests", "Lab"))
 import labservices  # noqa: E402
 import netlab  # noqa: E402
+from bench_remb import frames_in  # noqa: E402
 
 SECONDS = int(os.environ.get("SECONDS", "30"))
 RUNS = int(os.environ.get("RUNS", "1"))
@@ -110,23 +111,9 @@ def command(stack, role, lab, work, name, video, audio, stun):
     return lab.exec_prefix(site) + line, stats
 
 
-def frames_in(path):
-    """Frames in a Y4M file (each starts with FRAME)."""
-    if not os.path.exists(path):
-        return 0
-    count, tail = 0, b""
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            data = tail + chunk
-            count += data.count(b"FRAME\n")
-            tail = data[-5:]
-    return count
-
-
 def shaper(lab):
     """Site a's shaped uplink: bytes and packets through, drops, and bytes waiting in its queue."""
-    shown = json.loads(lab.sh("ra", "tc", "-s", "-j", "qdisc", "show", "dev", "wan").stdout or "[]")
-    tbf = next((q for q in shown if q.get("kind") == "tbf"), {})
+    tbf = lab.shaper_counters("a")
     return tbf.get("bytes", 0), tbf.get("packets", 0), tbf.get("drops", 0), tbf.get("backlog", 0)
 
 

@@ -195,10 +195,15 @@ table ip lab {{
         self.sh("r" + site, "tc", "qdisc", "replace", "dev", "wan", "root", "tbf", "rate", f"{kbit}kbit",
                 "burst", "1600", "latency", f"{queue_ms}ms")
 
+    def shaper_counters(self, site):
+        """tc's counters of the site's shaped uplink: bytes and packets through,
+        drops, and backlog (bytes waiting in its queue); {} when unshaped."""
+        shown = json.loads(self.sh("r" + site, "tc", "-s", "-j", "qdisc", "show", "dev", "wan").stdout or "[]")
+        return next((q for q in shown if q.get("kind") == "tbf"), {})
+
     def shaped_counts(self, site):
         """What went through the site's shaped uplink, and what it dropped: (packets, drops)."""
-        shown = json.loads(self.sh("r" + site, "tc", "-s", "-j", "qdisc", "show", "dev", "wan").stdout or "[]")
-        tbf = next((q for q in shown if q.get("kind") == "tbf"), {})
+        tbf = self.shaper_counters(site)
         return tbf.get("packets", 0), tbf.get("drops", 0)
 
     def unshape(self, site):

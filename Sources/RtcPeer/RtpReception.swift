@@ -115,7 +115,8 @@ final class RtpReception: @unchecked Sendable {
         let target:
             (
                 mid: String, stream: AsyncStream<ReceivedRtp>.Continuation?,
-                handler: (@Sendable (ReceivedRtp) -> Void)?, clockRate: UInt32, packet: RtpPacket?
+                handler: (@Sendable (ReceivedRtp) -> Void)?, clockRate: UInt32, packet: RtpPacket?,
+                retransmission: Bool
             )? = lock.withLock {
                 guard let mid = router.route(packet), let section = sections[mid] else { return nil }
                 var entry =
@@ -127,21 +128,20 @@ final class RtpReception: @unchecked Sendable {
                     arrival: now)
                 statistics[packet.ssrc] = entry
                 guard let originalPayloadType = rtxPayloadTypes[packet.payloadType] else {
-                    return (mid, section.stream, section.handler, section.clockRate, packet)
+                    return (mid, section.stream, section.handler, section.clockRate, packet, false)
                 }
                 rtxReceived &+= 1
                 let original = rtxSsrcs[packet.ssrc].flatMap {
                     RtxPacket.unwrap(packet, payloadType: originalPayloadType, ssrc: $0)
                 }
-                return (mid, section.stream, section.handler, section.clockRate, original)
+                return (mid, section.stream, section.handler, section.clockRate, original, true)
             }
         guard let target else { return nil }
-        let retransmission = target.packet?.ssrc != packet.ssrc
-        guard let packet = target.packet else { return (target.clockRate, true) }
+        guard let packet = target.packet else { return (target.clockRate, target.retransmission) }
         let received = ReceivedRtp(mid: target.mid, packet: packet)
         target.stream?.yield(received)
         target.handler?(received)
-        return (target.clockRate, retransmission)
+        return (target.clockRate, target.retransmission)
     }
 
     // MARK: Reports and stats (from the actor)

@@ -158,26 +158,23 @@ final class RtpSending: @unchecked Sendable {
                 let ssrc = streams.first(where: { $0.value.section.isVideo && $0.value.lastSent != nil })?.key,
                 var stream = streams[ssrc], let payloadType = stream.section.payloadType, stream.section.sends
             else { return nil }
-            if let rtxPayloadType = stream.section.rtxPayloadType {
-                var packet = RtpPacket(
-                    payloadType: rtxPayloadType, sequenceNumber: stream.rtxSequence, timestamp: stream.lastTimestamp,
-                    ssrc: stream.section.rtxSsrc, payload: [])
-                packet.paddingLength = UInt8(clamping: max(padding, 1))
-                if let midExtension = stream.section.midExtension { packet.extensions = midExtension }
-                stream.rtxSequence &+= 1
-                stream.rtxPackets &+= 1
-                streams[ssrc] = stream
-                return packet
-            }
+            let rtxPayloadType = stream.section.rtxPayloadType
             var packet = RtpPacket(
-                payloadType: payloadType, sequenceNumber: stream.sequence, timestamp: stream.lastTimestamp, ssrc: ssrc,
+                payloadType: rtxPayloadType ?? payloadType,
+                sequenceNumber: rtxPayloadType == nil ? stream.sequence : stream.rtxSequence,
+                timestamp: stream.lastTimestamp, ssrc: rtxPayloadType == nil ? ssrc : stream.section.rtxSsrc,
                 payload: [])
             packet.paddingLength = UInt8(clamping: max(padding, 1))
             if let midExtension = stream.section.midExtension { packet.extensions = midExtension }
-            stream.sequence &+= 1
-            stream.packets &+= 1
+            if rtxPayloadType == nil {
+                stream.sequence &+= 1
+                stream.packets &+= 1
+                cache.store(packet)
+            } else {
+                stream.rtxSequence &+= 1
+                stream.rtxPackets &+= 1
+            }
             streams[ssrc] = stream
-            cache.store(packet)
             return packet
         }
     }
