@@ -1,5 +1,6 @@
 import CarrierSessions
 import Foundation
+import RtcPeer
 import TestSupport
 import Testing
 
@@ -37,6 +38,8 @@ import Testing
         let forward: PortForwarding
         let files: [String: String]
         let root: String
+        /// Alice's session (the forwarding side) and Bob's.
+        let sessions: (alice: Session, bob: Session)
 
         init(sizes: [String: Int], allowed: Set<String>? = nil) async throws {
             root = temporaryDirectory("forward")
@@ -44,8 +47,8 @@ import Testing
             server = try await HttpFileServer(directory: root)
             pair = await SessionPair()
             await pair.bob.services.add(.init(name: "web", host: "127.0.0.1", port: server.port, allowed: allowed))
-            let (alice, _) = try await pair.connect()
-            let stream = try await alice.openStream([.reliable, .portForwarding])
+            sessions = try await pair.connect()
+            let stream = try await sessions.alice.openStream([.reliable, .portForwarding])
             forward = try stream.openPortForwarding(service: "web")
         }
 
@@ -90,14 +93,43 @@ import Testing
         let curl = try ChildProcess(
             executable: URL(fileURLWithPath: "/usr/bin/curl"),
             arguments: ["-sS", "--fail", "-o", target, "http://127.0.0.1:\(setup.forward.port)/big.bin"])
+        // Once a second: how far the download got and what each side's
+        // transport did, printed if the download fails or is slow (it once
+        // crawled at 0.4 MB/s in CI, and said nothing of why).
+        let timeline = Task {
+            var lines: [String] = []
+            while !Task.isCancelled {
+                let size = (try? FileManager.default.attributesOfItem(atPath: target)[.size] as? Int) ?? 0
+                let alice = try? await setup.sessions.alice.stats()
+                let bob = try? await setup.sessions.bob.stats()
+                let states = (await setup.sessions.alice.state, await setup.sessions.bob.state)
+                lines.append(
+                    String(format: "%5.1f s %6.1f MB", (ContinuousClock.now - started).inSeconds, Double(size) / 1e6)
+                        + " alice \(states.0) \(alice.map(Self.summary) ?? "-") bob \(states.1) \(bob.map(Self.summary) ?? "-")"
+                )
+                try? await Task.sleep(for: .seconds(1))
+            }
+            return lines
+        }
         let status = await curl.waitForExit(timeout: .seconds(240))
         let seconds = (ContinuousClock.now - started).inSeconds
+        timeline.cancel()
+        let lines = await timeline.value
         #expect(status == 0, "curl: \(curl.stderr)")
+        if status != 0 || seconds > 20 { print("the download, second by second:\n" + lines.joined(separator: "\n")) }
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: target)))
         #expect(bytes.count == 100_000_000)
         #expect(sha256Hex(bytes) == setup.files["big.bin"])
         print("100 MB through the forward in \(seconds) s: \(100 / seconds) MB/s")
         await setup.stop()
+    }
+
+    /// One side's transport in a line: packets and bytes each way, UDP send
+    /// failures, connection losses, round-trip time.
+    static func summary(_ stats: PeerStats) -> String {
+        "sent \(stats.packetsSent)p/\(stats.bytesSent / 1_000_000)MB received \(stats.packetsReceived)p/"
+            + "\(stats.bytesReceived / 1_000_000)MB sendFailures \(stats.sendFailures) losses \(stats.connectionLosses)"
+            + " rtt \(stats.roundTripTime.map { String(format: "%.0f ms", $0 * 1000) } ?? "-")"
     }
 
     @Test func refusalsSayWhy() async throws {
