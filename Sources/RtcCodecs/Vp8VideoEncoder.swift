@@ -23,11 +23,17 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
         public var speed: Int
         /// Encoder threads (1: the sender's thread only).
         public var threads: Int
+        /// Whether libvpx may skip a picture to hold the bitrate (libwebrtc's
+        /// `rc_dropframe_thresh` of 30, for a rate that follows a link): at its
+        /// largest quantizer a picture too noisy for the rate otherwise
+        /// overshoots it, and a link at capacity drops what overshoots.
+        public var dropsFramesToHoldRate: Bool
 
-        /// 30 fps at 1 Mb/s, a keyframe every 300 frames, speed 16, one thread, unless told otherwise.
+        /// 30 fps at 1 Mb/s, a keyframe every 300 frames, speed 16, one thread,
+        /// no skipped pictures, unless told otherwise.
         public init(
             width: Int, height: Int, framesPerSecond: Int = 30, bitrate: Int = 1_000_000,
-            keyframeInterval: Int = 300, speed: Int = 16, threads: Int = 1
+            keyframeInterval: Int = 300, speed: Int = 16, threads: Int = 1, dropsFramesToHoldRate: Bool = false
         ) {
             self.width = width
             self.height = height
@@ -36,6 +42,7 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
             self.keyframeInterval = keyframeInterval
             self.speed = speed
             self.threads = threads
+            self.dropsFramesToHoldRate = dropsFramesToHoldRate
         }
     }
 
@@ -83,6 +90,7 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
         config.rc_buf_initial_sz = 500
         config.rc_buf_optimal_sz = 600
         config.rc_buf_sz = 1000
+        config.rc_dropframe_thresh = settings.dropsFramesToHoldRate ? 30 : 0
         guard cshim_vpx_vp8_encoder_init(&context, &config) == VPX_CODEC_OK else {
             throw .library("vpx_codec_enc_init: \(Self.lastError(&context))")
         }

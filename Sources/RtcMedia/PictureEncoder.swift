@@ -9,8 +9,12 @@ import RtcContainers
 /// asked for. Once congestion control gives a target, the pictures are
 /// shrunk when the link cannot carry their size (`ResolutionLadder`) and
 /// grown back when it can; at the smallest size and a target far below it,
-/// pictures are left out (15, then 10 of 30 a second). Used by its source's
-/// one sender thread.
+/// pictures are left out (15, then 10 of 30 a second). The ladder looks at
+/// the target at every picture, not only when it moves: a target that stays
+/// put far above a small size's need still climbs once the ladder's wait is
+/// over (it sat at 320x240 for 13 s of a 1.8 Mbit/s estimate, sending 440
+/// kbit/s, because the estimate did not move after the wait began). Used by
+/// its source's one sender thread.
 final class PictureEncoder {
     private let framesPerSecond: Int
     private let bitrate: Int?
@@ -18,29 +22,35 @@ final class PictureEncoder {
     private var target: Int?
     private var encoder: Vp8VideoEncoder?
     private(set) var framesEncoded = 0
+    /// What a picture libvpx skipped to hold the rate counts as in the
+    /// ladder's quantizer average: the top of the scale, as libwebrtc's
+    /// quality scaler counts an encoder's dropped frame.
+    static let skippedQuantizer = 127
     /// The next picture is made a keyframe (a peer's request, a rewind).
     var keyframeWanted = false
     private var ladder: ResolutionLadder?
     private let scaler = PictureScaler()
-    private let started = ContinuousClock.now
+    /// Seconds on a monotonic clock: the ladder's time (injected by tests).
+    private let clock: @Sendable () -> Double
     /// The media time of the last picture encoded (the frame rate's clock).
     private var lastEncodedTime: Double?
     /// The size the last picture was encoded at.
     var encodedSize: (width: Int, height: Int)? { encoder.map { ($0.settings.width, $0.settings.height) } }
 
-    init(framesPerSecond: Int, bitrate: Int?) {
+    /// `clock`: seconds on a monotonic clock (by default since the encoder was made).
+    init(framesPerSecond: Int, bitrate: Int?, clock: (@Sendable () -> Double)? = nil) {
         self.framesPerSecond = max(framesPerSecond, 1)
         self.bitrate = bitrate
+        let started = ContinuousClock.now
+        self.clock = clock ?? { (ContinuousClock.now - started).inSeconds }
     }
 
     /// Aims the encoder (and any made for a new size) at `bitsPerSecond`, but
-    /// never above the rate asked for, or twice what the picture size needs:
-    /// a path that carries more gains a small picture nothing.
+    /// never above the rate asked for, or the most the size can use
+    /// (`encoderCap`).
     func setTarget(_ bitsPerSecond: Int) throws {
         target = bitsPerSecond
-        if let size = ladder?.size {
-            _ = ladder?.target(bitsPerSecond, at: seconds, cap: cap(width: size.width, height: size.height))
-        }
+        reconsiderSize()
         if let encoder {
             try encoder.setBitrate(
                 cappedTarget(width: encoder.settings.width, height: encoder.settings.height) ?? bitsPerSecond)
@@ -52,18 +62,41 @@ final class PictureEncoder {
         return min(max(Int(pixelsPerSecond * 0.06), 200_000), 2_500_000)
     }
 
-    /// The most the encoder takes at this size: the rate asked for, or twice the size's need.
-    private func cap(width: Int, height: Int) -> Int {
+    /// Above this target the ladder climbs a rung: twice the size's need
+    /// (or the rate asked for), since a larger picture spends the bits better.
+    private func climbAbove(width: Int, height: Int) -> Int {
         bitrate ?? 2 * sizeRate(width: width, height: height)
     }
 
+    /// The most the encoder takes at this size: the rate asked for, or the
+    /// larger of twice the size's need and libwebrtc's default maximum for the
+    /// size (`webrtc_video_engine.cc`, GetMaxDefaultVideoBitrateKbps: 600 kbit/s
+    /// to 320x240, 1.7 Mbit/s to 640x480, 2 Mbit/s to 960x540, 2.5 above). A
+    /// noisy picture turns every bit into quality, so a small size waiting to
+    /// climb still uses the link.
+    private func encoderCap(width: Int, height: Int) -> Int {
+        if let bitrate { return bitrate }
+        let pixels = width * height
+        let browserMaximum =
+            pixels <= 320 * 240
+            ? 600_000 : pixels <= 640 * 480 ? 1_700_000 : pixels <= 960 * 540 ? 2_000_000 : 2_500_000
+        return max(2 * sizeRate(width: width, height: height), browserMaximum)
+    }
+
     private func cappedTarget(width: Int, height: Int) -> Int? {
-        target.map { min($0, cap(width: width, height: height)) }
+        target.map { min($0, encoderCap(width: width, height: height)) }
+    }
+
+    /// The ladder weighs the target at the size in use (at every picture and every new target).
+    private func reconsiderSize() {
+        guard let target, let size = ladder?.size else { return }
+        _ = ladder?.target(target, at: seconds, cap: climbAbove(width: size.width, height: size.height))
     }
 
     /// The picture as one VP8 frame at `time`; nil when the rate control
     /// skipped it, or the ladder's frame rate leaves it out.
     func encode(_ source: VideoFrame, time: Double) throws -> EncodedSample? {
+        reconsiderSize()
         let picture = scaled(source)
         if let divisor = ladder?.frameRateDivisor, divisor > 1, let last = lastEncodedTime,
             time - last < (Double(divisor) - 0.5) / Double(framesPerSecond), time >= last
@@ -76,15 +109,15 @@ final class PictureEncoder {
         keyframeWanted = false
         let encoded = try picture.data.withUnsafeBytes { try encoder.encode(i420: $0, keyframe: forced) }
         framesEncoded += 1
-        if target != nil, !encoded.isEmpty, let quantizer = encoder.lastQuantizer {
+        if target != nil, let quantizer = encoded.isEmpty ? Self.skippedQuantizer : encoder.lastQuantizer {
             _ = ladder?.encoded(quantizer: quantizer, at: seconds)
         }
         guard let head = encoded.first else { return nil }
         return EncodedSample(data: encoded.flatMap(\.data), time: time, isKeyframe: head.isKeyframe)
     }
 
-    /// Seconds since this encoder was made: the ladder's clock.
-    private var seconds: Double { (ContinuousClock.now - started).inSeconds }
+    /// The ladder's clock, seconds.
+    private var seconds: Double { clock() }
 
     /// The picture at the ladder's size: the source's until congestion control
     /// gives a target (a call without feedback keeps its size).
@@ -111,7 +144,7 @@ final class PictureEncoder {
         let made = try Vp8VideoEncoder(
             .init(
                 width: picture.width, height: picture.height, framesPerSecond: framesPerSecond, bitrate: rate,
-                keyframeInterval: framesPerSecond * 10))
+                keyframeInterval: framesPerSecond * 10, dropsFramesToHoldRate: target != nil))
         encoder = made
         return made
     }

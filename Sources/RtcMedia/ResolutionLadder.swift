@@ -7,8 +7,8 @@
 /// is too large for the rate better than any bits-per-pixel rule, since a
 /// noisy picture needs many times the bits of a still one: averaged over at
 /// least a second and 10 frames, above 95 (of libvpx's 0-127) a rung down,
-/// below 29 a rung up, and so does a target above what the encoder takes at
-/// the size (`PictureEncoder` caps it at twice the size's need). Going up
+/// below 29 a rung up, and so does a target above twice what the size needs
+/// (`PictureEncoder` says) while the quantizer is below 62. Going up
 /// waits 5 s after a change, and twice as long each time a rung up had to be
 /// given back within 10 s, so a link at the edge between two sizes does not
 /// flip between them (each change costs a keyframe). A target below a tenth
@@ -52,6 +52,14 @@ struct ResolutionLadder: Sendable {
     /// Every how many source frames one is encoded.
     var frameRateDivisor: Int { Self.frameRateDivisors[frameRateStep] }
     private var quantizerSum = 0
+    /// The quantizer averaged over the last whole window, if one ended.
+    private var lastAverage: Int?
+    /// A target above the size's cap climbs only while the quantizer stays
+    /// below this (the middle of the two thresholds): a picture the encoder
+    /// already finds hard at this size would be harder at the next, and its
+    /// first keyframe there overflowed a 2 Mbit/s link's queue (26% lost in
+    /// that second, 640x480 noise at 1.5 Mbit/s).
+    static let climbQuantizer = 62
     private var quantizerCount = 0
     private var windowStart: Double?
     private var lastChange: Double?
@@ -96,16 +104,17 @@ struct ResolutionLadder: Sendable {
         quantizerCount += 1
         guard time - start >= Self.window, quantizerCount >= Self.windowFrames else { return false }
         let average = quantizerSum / quantizerCount
+        lastAverage = average
         (quantizerSum, quantizerCount, windowStart) = (0, 0, nil)
         if average > Self.highQuantizer { return down(at: time) }
         return average < Self.lowQuantizer ? up(at: time) : false
     }
 
     /// Congestion control's share for the track; true when the size or the frame rate changes.
-    /// `cap` is the most the encoder takes at the current size: a share above
-    /// it is a rung up (after the same wait as the quantizer's), since at a
-    /// small size the encoder cannot spend the bits that would lower its
-    /// quantizer, and a noisy picture would stay small for good.
+    /// `cap` is what the size is worth: a share above it is a rung up (after
+    /// the same wait as the quantizer's, and while the quantizer is below
+    /// `climbQuantizer`), since a small size spends bits on detail a larger
+    /// one would show, and a moderately noisy picture would stay small for good.
     mutating func target(_ bitsPerSecond: Int, at time: Double, cap: Int = .max) -> Bool {
         if !started {
             started = true
@@ -123,7 +132,7 @@ struct ResolutionLadder: Sendable {
         if rung == lowestRung, let changed = frameRate(for: Double(bitsPerSecond) / pixelsPerSecond, at: time) {
             return changed
         }
-        if bitsPerSecond > cap { return up(at: time) }
+        if bitsPerSecond > cap, (lastAverage ?? 0) < Self.climbQuantizer { return up(at: time) }
         return false
     }
 
@@ -151,7 +160,7 @@ struct ResolutionLadder: Sendable {
         rung -= 1
         lastChange = time
         lastUp = time
-        (quantizerSum, quantizerCount, windowStart) = (0, 0, nil)
+        (quantizerSum, quantizerCount, windowStart, lastAverage) = (0, 0, nil, nil)
         return true
     }
 
@@ -160,7 +169,7 @@ struct ResolutionLadder: Sendable {
         if let lastUp, time - lastUp < 10 { upWait = min(upWait * 2, Self.longestUpWait) }
         rung += 1
         lastChange = time
-        (quantizerSum, quantizerCount, windowStart) = (0, 0, nil)
+        (quantizerSum, quantizerCount, windowStart, lastAverage) = (0, 0, nil, nil)
         return true
     }
 }

@@ -97,6 +97,19 @@ import Testing
         #expect(!within)
     }
 
+    /// A target above the cap climbs only while the quantizer is below the
+    /// middle (62): a picture the encoder finds hard at one size would be
+    /// harder at the next (its first keyframe there overflowed the link).
+    @Test func aHardPictureDoesNotClimbOnTheTargetAlone() {
+        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = ladder.target(300_000, at: 0)  // starts at 480x360
+        #expect(ladder.rung == 1)
+        _ = second(&ladder, quantizer: 80, from: 5)
+        #expect(!ladder.target(2_000_000, at: 6.1, cap: 600_000) && ladder.rung == 1)
+        _ = second(&ladder, quantizer: 50, from: 6.2)
+        #expect(ladder.target(2_000_000, at: 7.3, cap: 600_000) && ladder.rung == 0)
+    }
+
     @Test func aTargetFarBelowTheSizeStepsDownAtOnce() {
         var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
         _ = ladder.encoded(quantizer: 50, at: 0)
@@ -120,6 +133,8 @@ import Testing
             (5.0, 20_000), (5.1, 10_000), (5.2, 4_000), (5.3, 2_000), (6.0, 40_000), (10.5, 40_000), (16.0, 40_000),
             (22.0, 900_000), (28.0, 900_000),
         ] {
+            // Frames at a middling quantizer before the climbs (a coarse one holds the size).
+            if target == 900_000 { _ = second(&ladder, quantizer: 50, from: time - 1.1) }
             _ = ladder.target(target, at: time, cap: 400_000)
             steps.append("\(ladder.size.width)/\(ladder.frameRateDivisor)")
         }
