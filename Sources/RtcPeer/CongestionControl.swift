@@ -34,6 +34,7 @@ final class CongestionControl: @unchecked Sendable {
     /// Set when the peer takes REMB and not transport-wide feedback.
     private var receiveSide: ReceiveSideEstimator?
     private var rembCount = 0
+    private var retransmissions = RetransmissionBudget()
     /// REMBs sent so far.
     var rembsSent: Int { lock.withLock { rembCount } }
 
@@ -78,6 +79,20 @@ final class CongestionControl: @unchecked Sendable {
             let sequence = UInt16(truncatingIfNeeded: sent.sequence)
             packet.extensions.removeAll { $0.id == id }
             packet.extensions.append(.init(id: id, data: [UInt8(sequence >> 8), UInt8(sequence & 0xFF)]))
+        }
+    }
+
+    /// Whether a packet a NACK asks for may go again now (`RetransmissionBudget`:
+    /// within the target each second, once per round trip). Without
+    /// transport-wide feedback there is no target or round trip to go by,
+    /// and only a packet resent within the last 100 ms is held back.
+    func mayRetransmit(_ packet: RtpPacket) -> Bool {
+        lock.withLock {
+            let snapshot = estimator.snapshot
+            let active = extensionId != nil
+            return retransmissions.allow(
+                ssrc: packet.ssrc, sequence: packet.sequenceNumber, bytes: 12 + packet.payload.count, at: now(),
+                target: active ? snapshot.target : nil, roundTrip: active && feedbacksReceived > 0 ? snapshot.rtt : nil)
         }
     }
 

@@ -97,7 +97,9 @@ public actor PeerConnection {
                 case .rtcp(let packets):
                     congestion.handle(packets)
                     for case .nack(_, let mediaSsrc, let lost) in packets {
-                        for var packet in sending.retransmissions(ssrc: mediaSsrc, sequences: lost) {
+                        for var packet in sending.retransmissions(
+                            ssrc: mediaSsrc, sequences: lost, allow: congestion.mayRetransmit)
+                        {
                             congestion.stamp(&packet)
                             created.value?.sendRtp(packet)
                         }

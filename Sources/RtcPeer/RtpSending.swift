@@ -179,11 +179,14 @@ final class RtpSending: @unchecked Sendable {
         }
     }
 
-    /// The packets a NACK asks for that are still kept: on the stream's RTX
+    /// The packets a NACK asks for that are still kept and that `allow` lets
+    /// go again (it sees each as it was first sent): on the stream's RTX
     /// stream when RTX is negotiated (RFC 4588), else as they were sent.
-    func retransmissions(ssrc: UInt32, sequences: [UInt16]) -> [RtpPacket] {
+    func retransmissions(
+        ssrc: UInt32, sequences: [UInt16], allow: (RtpPacket) -> Bool = { _ in true }
+    ) -> [RtpPacket] {
         lock.withLock {
-            let kept = cache.packets(ssrc: ssrc, sequences: sequences)
+            let kept = cache.packets(ssrc: ssrc, sequences: sequences).filter(allow)
             guard var stream = streams[ssrc], let rtxPayloadType = stream.section.rtxPayloadType else { return kept }
             let wrapped = kept.map { packet in
                 defer { stream.rtxSequence &+= 1 }

@@ -1,0 +1,53 @@
+/// Which packets a NACK may have again, so that repairs never flood the link
+/// they are meant to repair (libwebrtc's retransmission rate limiter, and its
+/// rule of one retransmission of a packet per round trip). Pure: the packet,
+/// its size, the time, the target and the round-trip time come in, a yes or
+/// a no comes out.
+///
+/// Retransmissions in any one second add up to at most the target rate: when
+/// a 2 Mbit/s link fell to 300 kbit/s, every NACK was answered at once and
+/// the sender put 3 Mbit/s on the wire in that second (75% lost), repairs of
+/// repairs included. And a packet already resent less than a round trip ago
+/// is not sent again: the receiver asks again before the first repair could
+/// have reached it (RFC 4585 §3.2 leaves the pace of repairs to the sender).
+public struct RetransmissionBudget: Sendable {
+    /// The window the target rate is counted over, µs.
+    public static let window: Int64 = 1_000_000
+    /// The shortest wait before the same packet goes again, µs, whatever the
+    /// round trip (a loopback's is near 0), and the wait before any is known.
+    public static let shortestWait: Int64 = 5_000
+    public static let unknownRoundTrip: Int64 = 100_000
+
+    /// (time µs, bytes) of each retransmission in the window, oldest first.
+    private var sent: [(time: Int64, bytes: Int)] = []
+    private var sentBytes = 0
+    /// When each packet (stream, sequence number) was last resent, within the window.
+    private var lastResent: [UInt64: Int64] = [:]
+
+    public init() {}
+
+    /// Whether the packet (`bytes` on the wire) may go again now; if so it is counted.
+    /// `target`: bit/s, nil without congestion control (no rate limit);
+    /// `roundTrip`: µs, nil before one is known.
+    public mutating func allow(
+        ssrc: UInt32, sequence: UInt16, bytes: Int, at now: Int64, target: Double?, roundTrip: Int64?
+    ) -> Bool {
+        forget(before: now - Self.window)
+        let key = UInt64(ssrc) << 16 | UInt64(sequence)
+        let wait = max(roundTrip ?? Self.unknownRoundTrip, Self.shortestWait)
+        if let last = lastResent[key], now - last < wait { return false }
+        if let target, Double(sentBytes + bytes) * 8 > target * Double(Self.window) / 1_000_000 { return false }
+        sent.append((now, bytes))
+        sentBytes += bytes
+        lastResent[key] = now
+        return true
+    }
+
+    private mutating func forget(before cutoff: Int64) {
+        let expired = sent.prefix { $0.time < cutoff }
+        guard !expired.isEmpty else { return }
+        sentBytes -= expired.reduce(0) { $0 + $1.bytes }
+        sent.removeFirst(expired.count)
+        lastResent = lastResent.filter { $0.value >= cutoff }
+    }
+}
