@@ -3,7 +3,7 @@
 network lab, every stack pair in one run, with a plot per scenario.
 
 usage: bench_congestion.py CARRIER   (needs root, as the lab does)
-Environment: SECONDS (30), RUNS (1), SCENARIOS ("steady,drop"), PAIRS (all of
+Environment: SECONDS (30), RUNS (3), SCENARIOS ("steady,drop"), PAIRS (all of
 PAIRS below, comma-separated), PLOTS (a directory for the PNGs; default the
 run's work directory; matplotlib is installed with pip when missing).
 
@@ -49,7 +49,7 @@ import netlab  # noqa: E402
 from bench_remb import frames_in  # noqa: E402
 
 SECONDS = int(os.environ.get("SECONDS", "30"))
-RUNS = int(os.environ.get("RUNS", "1"))
+RUNS = int(os.environ.get("RUNS", "3"))
 SCENARIOS = os.environ.get("SCENARIOS", "steady,drop").split(",")
 PAIRS = os.environ.get("PAIRS", "carrier>carrier,aiortc>aiortc,chromium>chromium,chromium>carrier,"
                        "chromium>carrier-blind,carrier>chromium").split(",")
