@@ -14,8 +14,9 @@ public struct RetransmissionBudget: Sendable {
     /// The window the target rate is counted over, µs.
     public static let window: Int64 = 1_000_000
     /// The shortest wait before the same packet goes again, µs, whatever the
-    /// round trip (a loopback's is near 0), and the wait before any is known.
+    /// round trip (a loopback's is near 0).
     public static let shortestWait: Int64 = 5_000
+    /// The wait before the same packet goes again while no round trip is known, µs.
     public static let unknownRoundTrip: Int64 = 100_000
 
     /// (time µs, bytes) of each retransmission in the window, oldest first.
@@ -24,6 +25,7 @@ public struct RetransmissionBudget: Sendable {
     /// When each packet (stream, sequence number) was last resent, within the window.
     private var lastResent: [UInt64: Int64] = [:]
 
+    /// A budget with nothing resent yet.
     public init() {}
 
     /// Whether the packet (`bytes` on the wire) may go again now; if so it is counted.
