@@ -19,8 +19,8 @@ public struct RetransmissionBudget: Sendable {
     /// The wait before the same packet goes again while no round trip is known, µs.
     public static let unknownRoundTrip: Int64 = 100_000
 
-    /// (time µs, bytes) of each retransmission in the window, oldest first.
-    private var sent: [(time: Int64, bytes: Int)] = []
+    /// (time µs, bytes, packet) of each retransmission in the window, oldest first.
+    private var sent: [(time: Int64, bytes: Int, key: UInt64)] = []
     private var sentBytes = 0
     /// When each packet (stream, sequence number) was last resent, within the window.
     private var lastResent: [UInt64: Int64] = [:]
@@ -39,7 +39,7 @@ public struct RetransmissionBudget: Sendable {
         let wait = max(roundTrip ?? Self.unknownRoundTrip, Self.shortestWait)
         if let last = lastResent[key], now - last < wait { return false }
         if let target, Double(sentBytes + bytes) * 8 > target * Double(Self.window) / 1_000_000 { return false }
-        sent.append((now, bytes))
+        sent.append((now, bytes, key))
         sentBytes += bytes
         lastResent[key] = now
         return true
@@ -48,8 +48,11 @@ public struct RetransmissionBudget: Sendable {
     private mutating func forget(before cutoff: Int64) {
         let expired = sent.prefix { $0.time < cutoff }
         guard !expired.isEmpty else { return }
-        sentBytes -= expired.reduce(0) { $0 + $1.bytes }
+        for record in expired {
+            sentBytes -= record.bytes
+            // Forgotten only if this was the packet's latest resend.
+            if lastResent[record.key] == record.time { lastResent[record.key] = nil }
+        }
         sent.removeFirst(expired.count)
-        lastResent = lastResent.filter { $0.value >= cutoff }
     }
 }

@@ -71,11 +71,7 @@ final class CongestionControl: @unchecked Sendable {
     func stamp(_ packet: inout RtpPacket, probeCluster: Int? = nil) {
         lock.withLock {
             guard let id = extensionId else { return }
-            // Header, the extension block and the payload: what the link carries of it, near enough.
-            let size =
-                12 + 4 + packet.extensions.reduce(0) { $0 + 1 + $1.data.count } + 3 + packet.payload.count
-                + Int(packet.paddingLength)
-            let sent = estimator.packetSent(size: size, at: now(), probeCluster: probeCluster)
+            let sent = estimator.packetSent(size: Self.linkSize(packet), at: now(), probeCluster: probeCluster)
             let sequence = UInt16(truncatingIfNeeded: sent.sequence)
             packet.extensions.removeAll { $0.id == id }
             packet.extensions.append(.init(id: id, data: [UInt8(sequence >> 8), UInt8(sequence & 0xFF)]))
@@ -91,9 +87,15 @@ final class CongestionControl: @unchecked Sendable {
             let snapshot = estimator.snapshot
             let active = extensionId != nil
             return retransmissions.allow(
-                ssrc: packet.ssrc, sequence: packet.sequenceNumber, bytes: 12 + packet.payload.count, at: now(),
+                ssrc: packet.ssrc, sequence: packet.sequenceNumber, bytes: Self.linkSize(packet), at: now(),
                 target: active ? snapshot.target : nil, roundTrip: active && feedbacksReceived > 0 ? snapshot.rtt : nil)
         }
+    }
+
+    /// Header, the extension block and the payload: what the link carries of a packet, near enough.
+    private static func linkSize(_ packet: RtpPacket) -> Int {
+        12 + 4 + packet.extensions.reduce(0) { $0 + 1 + $1.data.count } + 3 + packet.payload.count
+            + Int(packet.paddingLength)
     }
 
     /// The probe burst the estimator wants sent now, if any (only while negotiated).
