@@ -139,9 +139,9 @@ public struct SendSideEstimator: Sendable {
                 let probed = probeResults.add(result, expected: probeSent[cluster] ?? 0)
             {
                 probeSent[cluster] = nil
-                probes.measured(cluster: cluster, rate: probed)
+                let counts = probes.measured(cluster: cluster, rate: probed)
                 // A probe only ever raises the estimate; a failed one says nothing new.
-                if probed > aimd.rate {
+                if counts, probed > aimd.rate {
                     aimd.set(rate: probed, at: now)
                     lossControl.set(rate: max(lossControl.rate, probed), at: now)
                 }

@@ -83,7 +83,8 @@ import Testing
         let firstMean = first.reduce(0, +) / Double(max(first.count, 1))
         let secondMean = second.reduce(0, +) / Double(max(second.count, 1))
         let trace = "first:\n\(call.flows[0].trace)\nsecond:\n\(call.flows[1].trace)"
-        #expect(firstMean + secondMean > 1_200_000, "\(trace)")
-        #expect(min(firstMean, secondMean) > 0.25 * 2_000_000, "\(trace)")
+        // Recovery probes that took a share as the link's return held the two at 1.3-1.5 Mbit/s.
+        #expect(firstMean + secondMean > 1_700_000, "\(trace)")
+        #expect(min(firstMean, secondMean) > 0.3 * 2_000_000, "\(trace)")
     }
 }

@@ -67,15 +67,21 @@ import Testing
         probes.track(target: 300_000, at: 3_000_000)
         let recovery = probes.next()
         #expect(recovery?.rate == 1_700_000)
-        probes.measured(cluster: recovery?.id ?? 0, rate: 1_650_000)  // carried whole: up to the peak
+        // Carried whole: the estimate takes it, and the next probe is at the peak.
+        let carried = probes.measured(cluster: recovery?.id ?? 0, rate: 1_650_000)
+        #expect(carried)
         let peak = probes.next()
         #expect(peak?.rate == 2_000_000)
-        probes.measured(cluster: peak?.id ?? 0, rate: 2_000_000)  // and no further
+        let atPeak = probes.measured(cluster: peak?.id ?? 0, rate: 2_000_000)  // and no further
+        #expect(atPeak)
         #expect(probes.next() == nil)
-        // A recovery probe the link did not carry (under 80% of it arrived) is not followed.
+        // A recovery probe the link did not carry (under 80% of it arrived) is neither
+        // followed nor taken as the estimate: it measured a share of a link now shared.
         probes.track(target: 300_000, at: 5_000_000)
         let again = probes.next()
-        probes.measured(cluster: again?.id ?? 0, rate: 1_000_000)
+        #expect(again != nil)
+        let shared = probes.measured(cluster: again?.id ?? 0, rate: 1_000_000)
+        #expect(!shared)
         #expect(probes.next() == nil)
     }
 
