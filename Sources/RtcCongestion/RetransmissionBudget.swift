@@ -45,6 +45,16 @@ public struct RetransmissionBudget: Sendable {
         return true
     }
 
+    /// What retransmissions took over the last window, bit/s: the repair
+    /// overhead that comes out of the video encoder's share, as libwebrtc
+    /// takes its measured NACK rate out of the encoder's target (otherwise
+    /// media and repairs together ask up to twice the target of the link).
+    public func rate(at now: Int64) -> Double {
+        let cutoff = now - Self.window
+        let bytes = sent.reversed().prefix { $0.time >= cutoff }.reduce(0) { $0 + $1.bytes }
+        return Double(bytes * 8) * 1_000_000 / Double(Self.window)
+    }
+
     private mutating func forget(before cutoff: Int64) {
         let expired = sent.prefix { $0.time < cutoff }
         guard !expired.isEmpty else { return }

@@ -156,7 +156,8 @@ final class CongestionControl: @unchecked Sendable {
     }
 
     /// Audio goes first: each audio track gets up to 64 kbit/s (half the target at most, when
-    /// video shares it), and the video tracks split what is left, at least 30 kbit/s each.
+    /// video shares it), and the video tracks split what is left, at least 30 kbit/s each,
+    /// less what retransmissions took over the last second (`RetransmissionBudget.rate`).
     static let audioShareCap = 64_000.0
     static let videoFloor = 30_000.0
 
@@ -170,9 +171,12 @@ final class CongestionControl: @unchecked Sendable {
             let audioEach =
                 audioTracks == 0
                 ? 0 : min(Self.audioShareCap, target * (videoTracks > 0 ? 0.5 : 1) / Double(audioTracks))
+            let repairs = retransmissions.rate(at: now())
             let videoEach =
                 videoTracks == 0
-                ? 0 : max((target - audioEach * Double(audioTracks)) / Double(videoTracks), Self.videoFloor)
+                ? 0
+                : max(
+                    (target - audioEach * Double(audioTracks) - repairs) / Double(videoTracks), Self.videoFloor)
             return (Int(isAudio ? audioEach : videoEach), snapshot.loss)
         }
     }

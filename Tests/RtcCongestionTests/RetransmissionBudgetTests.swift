@@ -27,6 +27,20 @@ import Testing
         #expect((31...32).contains(later), "\(later)")
     }
 
+    /// What repairs took over the last second, for the video encoder's share to leave room for.
+    @Test func theRepairRateCountsTheLastSecond() {
+        var budget = RetransmissionBudget()
+        #expect(budget.rate(at: 0) == 0)
+        for index in 0..<10 {  // 10 packets of 1000 bytes in the first half second
+            _ = budget.allow(
+                ssrc: 1, sequence: UInt16(index), bytes: 1000, at: Int64(index) * 50_000, target: 1_000_000,
+                roundTrip: 10_000)
+        }
+        #expect(budget.rate(at: 500_000) == 80_000)
+        #expect(budget.rate(at: 1_200_000) == 48_000)  // the 4 sent before 0.2 s have left the window
+        #expect(budget.rate(at: 2_000_000) == 0)
+    }
+
     /// The same packet goes again only after a round trip (at least 5 ms).
     @Test func aPacketIsResentOncePerRoundTrip() {
         var budget = RetransmissionBudget()
