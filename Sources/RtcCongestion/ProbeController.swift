@@ -70,6 +70,10 @@ struct ProbeController {
     static let furtherProbeShare = 0.7
     /// The share of a recovery probe the path must carry for the link to count as back.
     static let recoveryCarried = 0.8
+    /// A recovery probe that arrived at this many times the target counts too.
+    static let farAbove = 2.0
+    /// The target when it was last tracked.
+    private var current: Double?
     private(set) var peak: (rate: Double, time: Int64)?
     private var dropTime: Int64?
     private var lastRecoveryProbe: Int64?
@@ -94,8 +98,10 @@ struct ProbeController {
     /// carried most of what was asked (see above). Returns whether the
     /// estimate should take the measurement.
     ///
-    /// A recovery probe counts only when the path carried 80% of it: the
-    /// link is back. A shorter one measured a link someone else now shares
+    /// A recovery probe counts only when the path carried 80% of it, or
+    /// twice the target it was sent beside: the link is back (the rate
+    /// before the drop may have been above what the link carries even
+    /// then). A shorter one measured a link someone else now shares
     /// (a second call, a download), where a 30 ms burst slips through the
     /// other flow's gaps at more than this flow's share. Taken as the
     /// estimate, it sent the flow over its share every two seconds, into
@@ -104,7 +110,7 @@ struct ProbeController {
     @discardableResult
     mutating func measured(cluster id: Int, rate: Double) -> Bool {
         guard let wanted = asked.removeValue(forKey: id) else { return true }
-        let carried = rate >= wanted.rate * Self.recoveryCarried
+        let carried = rate >= wanted.rate * Self.recoveryCarried || rate >= (current ?? .infinity) * Self.farAbove
         guard pending.isEmpty else { return wanted.kind != .recovery || carried }
         switch wanted.kind {
         case .exponential:
@@ -122,6 +128,7 @@ struct ProbeController {
 
     /// Follows the target: notes the peak, and schedules recovery probes after a large drop.
     mutating func track(target: Double, at now: Int64) {
+        current = target
         if let peak, now - peak.time > Self.recoveryWindow, dropTime == nil { self.peak = nil }
         if target >= (peak?.rate ?? 0) {
             peak = (target, now)

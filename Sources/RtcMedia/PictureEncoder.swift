@@ -90,7 +90,9 @@ final class PictureEncoder {
     /// The ladder weighs the target at the size in use (at every picture and every new target).
     private func reconsiderSize() {
         guard let target, let size = ladder?.size else { return }
-        _ = ladder?.target(target, at: seconds, cap: climbAbove(width: size.width, height: size.height))
+        _ = ladder?.target(
+            target, at: seconds, cap: climbAbove(width: size.width, height: size.height),
+            encoderCap: { [self] width, height in encoderCap(width: width, height: height) })
     }
 
     /// The picture as one VP8 frame at `time`; nil when the rate control

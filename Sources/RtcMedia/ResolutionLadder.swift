@@ -8,7 +8,9 @@
 /// noisy picture needs many times the bits of a still one: averaged over at
 /// least a second and 10 frames, above 95 (of libvpx's 0-127) a rung down,
 /// below 29 a rung up, and so does a target above twice what the size needs
-/// (`PictureEncoder` says) while the quantizer is below 62. Going up
+/// (`PictureEncoder` says) while the quantizer is below 62, or while the
+/// next size would get as many bits per pixel as the encoder's cap leaves
+/// this one. Going up
 /// waits 5 s after a change, and twice as long each time a rung up had to be
 /// given back within 10 s, so a link at the edge between two sizes does not
 /// flip between them (each change costs a keyframe). A target below a tenth
@@ -115,7 +117,10 @@ struct ResolutionLadder: Sendable {
     /// the same wait as the quantizer's, and while the quantizer is below
     /// `climbQuantizer`), since a small size spends bits on detail a larger
     /// one would show, and a moderately noisy picture would stay small for good.
-    mutating func target(_ bitsPerSecond: Int, at time: Double, cap: Int = .max) -> Bool {
+    /// `encoderCap`: the most the encoder takes at a size (width, height), if it has a cap.
+    mutating func target(
+        _ bitsPerSecond: Int, at time: Double, cap: Int = .max, encoderCap: ((Int, Int) -> Int)? = nil
+    ) -> Bool {
         if !started {
             started = true
             let startRung = (0...lowestRung).first { rung in
@@ -132,8 +137,26 @@ struct ResolutionLadder: Sendable {
         if rung == lowestRung, let changed = frameRate(for: Double(bitsPerSecond) / pixelsPerSecond, at: time) {
             return changed
         }
-        if bitsPerSecond > cap, (lastAverage ?? 0) < Self.climbQuantizer { return up(at: time) }
+        if bitsPerSecond > cap,
+            (lastAverage ?? 0) < Self.climbQuantizer || nextRungGetsAsMuch(bitsPerSecond, encoderCap: encoderCap)
+        {
+            return up(at: time)
+        }
         return false
+    }
+
+    /// Whether the next size up, at the target or its encoder's cap, gets at
+    /// least the bits per pixel this size gets at its own cap: then a hard
+    /// quantizer here says the cap is too low, not that the picture is too
+    /// hard, and the next size is no harder (noise at 320x240 held at 600
+    /// kbit/s of a 1.5 Mbit/s target, when 480x360 could take all of it).
+    private func nextRungGetsAsMuch(_ bitsPerSecond: Int, encoderCap: ((Int, Int) -> Int)?) -> Bool {
+        guard let encoderCap, rung > 0 else { return false }
+        let here = size
+        let next = Self.size(rung: rung - 1, width: sourceWidth, height: sourceHeight)
+        let rateHere = Double(min(bitsPerSecond, encoderCap(here.width, here.height)))
+        let rateNext = Double(min(bitsPerSecond, encoderCap(next.width, next.height)))
+        return rateNext / Double(next.width * next.height) >= rateHere / Double(here.width * here.height)
     }
 
     /// At the smallest size: the frame rate for `bitsPerPixel` (at the

@@ -80,9 +80,15 @@ import Testing
         probes.track(target: 300_000, at: 5_000_000)
         let again = probes.next()
         #expect(again != nil)
-        let shared = probes.measured(cluster: again?.id ?? 0, rate: 1_000_000)
+        let shared = probes.measured(cluster: again?.id ?? 0, rate: 500_000)
         #expect(!shared)
         #expect(probes.next() == nil)
+        // One that arrived at twice the target or more does count: the link is back,
+        // below the rate before the drop.
+        probes.track(target: 300_000, at: 7_000_000)
+        let third = probes.next()
+        let back = probes.measured(cluster: third?.id ?? 0, rate: 1_000_000)
+        #expect(back)
     }
 
     @Test func aSlowLinkStopsTheStartProbing() {

@@ -110,6 +110,24 @@ import Testing
         #expect(ladder.target(2_000_000, at: 7.3, cap: 600_000) && ladder.rung == 0)
     }
 
+    /// A hard picture still climbs when the encoder's cap, not the picture,
+    /// holds this size back: the next size gets as many bits per pixel.
+    @Test func aHardPictureHeldByTheEncodersCapClimbs() {
+        // libwebrtc's maximum per size, as PictureEncoder caps its encoder.
+        let encoderCap: (Int, Int) -> Int = { width, height in width * height <= 320 * 240 ? 600_000 : 1_700_000 }
+        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = ladder.target(150_000, at: 0)  // starts at 320x240
+        #expect(ladder.size.width == 320)
+        _ = second(&ladder, quantizer: 80, from: 5)
+        // 1 Mbit/s over 480x360 is 5.8 bit/s a pixel, under the 7.8 that 600 kbit/s gives 320x240: stay.
+        let stays = !ladder.target(1_000_000, at: 6.1, cap: 400_000, encoderCap: encoderCap)
+        #expect(stays)
+        // 1.44 Mbit/s over 480x360 is 8.3: up, though the quantizer is high.
+        let climbs = ladder.target(1_440_000, at: 6.2, cap: 400_000, encoderCap: encoderCap)
+        #expect(climbs)
+        #expect(ladder.size.width == 480)
+    }
+
     @Test func aTargetFarBelowTheSizeStepsDownAtOnce() {
         var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
         _ = ladder.encoded(quantizer: 50, at: 0)
