@@ -111,19 +111,20 @@ struct ProbeController {
     mutating func measured(cluster id: Int, rate: Double) -> Bool {
         guard let wanted = asked.removeValue(forKey: id) else { return true }
         let carried = rate >= wanted.rate * Self.recoveryCarried || rate >= (current ?? .infinity) * Self.farAbove
-        guard pending.isEmpty else { return wanted.kind != .recovery || carried }
+        let counts = wanted.kind != .recovery || carried
+        guard pending.isEmpty else { return counts }
         switch wanted.kind {
         case .exponential:
-            guard rate >= wanted.rate * Self.furtherProbeShare else { return true }
+            guard rate >= wanted.rate * Self.furtherProbeShare else { break }
             let next = min(2 * rate, maximum)
             if next > rate * 1.1 { enqueue(rate: next, kind: .exponential) }
         case .recovery:
-            guard carried else { return false }
-            if let peak, peak.rate > rate * 1.1 { enqueue(rate: min(peak.rate, maximum), kind: .backToPeak) }
+            guard carried, let peak, peak.rate > rate * 1.1 else { break }
+            enqueue(rate: min(peak.rate, maximum), kind: .backToPeak)
         case .backToPeak:
             break
         }
-        return true
+        return counts
     }
 
     /// Follows the target: notes the peak, and schedules recovery probes after a large drop.

@@ -49,10 +49,9 @@ public struct RetransmissionBudget: Sendable {
     /// overhead that comes out of the video encoder's share, as libwebrtc
     /// takes its measured NACK rate out of the encoder's target (otherwise
     /// media and repairs together ask up to twice the target of the link).
-    public func rate(at now: Int64) -> Double {
-        let cutoff = now - Self.window
-        let bytes = sent.reversed().prefix { $0.time >= cutoff }.reduce(0) { $0 + $1.bytes }
-        return Double(bytes * 8) * 1_000_000 / Double(Self.window)
+    public mutating func rate(at now: Int64) -> Double {
+        forget(before: now - Self.window)
+        return Double(sentBytes * 8) * 1_000_000 / Double(Self.window)
     }
 
     private mutating func forget(before cutoff: Int64) {
