@@ -234,7 +234,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CarrierNodeTests",
-            dependencies: ["CarrierNode", "AsyncExtras"],
+            dependencies: ["CarrierNode", "AsyncExtras", "FileSafety"],
             resources: [.copy("Fixtures")],
             swiftSettings: strict),
         .testTarget(

@@ -164,13 +164,12 @@ actor DirectReceive {
         return end(.interrupted("the session closed after \(receiver.position) bytes"))
     }
 
-    /// Checks size and SHA-256 (hashed on a thread of its own), stores the file, sends the verdict.
+    /// Checks size and SHA-256 (as written, or read back on a thread of its own), stores the file, sends the verdict.
     private func verify(_ receiver: inout FriendFileReceiver, _ partial: PartialFile) async -> Ending {
         let size = partial.size
         let fd = partial.fd
-        let digest =
-            size == receiver.size
-            ? await FileDigest.sha256Detached(fd: fd, size: size) : nil
+        var digest = size == receiver.size ? partial.sha256AsWritten(size: size) : nil
+        if digest == nil, size == receiver.size { digest = await FileDigest.sha256Detached(fd: fd, size: size) }
         guard let digest, Sha256.hex(digest) == receiver.sha256 else {
             partial.remove()
             let reason = digest == nil ? "the size or the file's reading failed" : "the SHA-256 differs"

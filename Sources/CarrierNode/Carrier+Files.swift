@@ -212,11 +212,13 @@ extension Carrier {
         }
     }
 
-    /// Checks size and SHA-256 off the actor, then stores the file under a free name.
+    /// Checks size and SHA-256 (as written, or read back off the actor), then stores the file under a free name.
     private func verifyAndPlace(_ key: FileTransferKey, _ partial: PartialFile) async {
         guard let expected = files.incoming[key]?.size else { return }
         let size = partial.size
-        let digest = size == expected ? await FileDigest.sha256Detached(fd: partial.fd, size: size) : nil
+        let fd = partial.fd
+        var digest = size == expected ? partial.sha256AsWritten(size: size) : nil
+        if digest == nil, size == expected { digest = await FileDigest.sha256Detached(fd: fd, size: size) }
         let (verified, effects) = files.verified(key, size: size, sha256: digest)
         carryOut(effects)
         guard let verified, let file = files.incoming[key], let directory = file.directory else { return }

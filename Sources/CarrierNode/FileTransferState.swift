@@ -63,6 +63,8 @@ public struct PartialFile {
     /// Where it is.
     public let path: String
     let file: BlockFile
+    /// The SHA-256 of what was written in order from the first byte.
+    private let running = RunningDigest()
     /// For hashing off the actor (`pread`).
     public var fd: Int32 { file.fileDescriptor }
 
@@ -83,10 +85,25 @@ public struct PartialFile {
     }
 
     /// Writes `data` at `position`; false if the disk refused it.
-    public func write(_ data: [UInt8], at position: UInt64) -> Bool { (try? file.write(data, at: position)) != nil }
+    public func write(_ data: [UInt8], at position: UInt64) -> Bool {
+        guard (try? file.write(data, at: position)) != nil else { return false }
+        running.add(data, at: position)
+        return true
+    }
 
     /// Forgets what it held (a sender that cannot seek: start from the beginning).
-    func empty() -> Bool { (try? file.truncate(to: 0)) != nil }
+    func empty() -> Bool {
+        running.reset()
+        return (try? file.truncate(to: 0)) != nil
+    }
+
+    /// Its SHA-256 as the bytes were written, if it holds `size` bytes and all
+    /// of them came in order in this process (`RunningDigest`); nil otherwise,
+    /// and the caller hashes it from disk (`FileDigest.sha256Detached`).
+    public func sha256AsWritten(size: UInt64) -> [UInt8]? {
+        guard self.size == size else { return nil }
+        return running.digest(ofFirst: size)
+    }
 
     /// Its size now (0 if it cannot be read).
     public var size: UInt64 { (try? file.size()) ?? 0 }
