@@ -36,8 +36,6 @@ final class PictureEncoder {
     private var lastEncodedTime: Double?
     /// The size the last picture was encoded at.
     var encodedSize: (width: Int, height: Int)? { encoder.map { ($0.settings.width, $0.settings.height) } }
-    /// The bitrate the encoder aims at now.
-    var encoderBitrate: Int? { encoder?.bitrate }
 
     /// `clock`: seconds on a monotonic clock (by default since the encoder was made).
     init(framesPerSecond: Int, bitrate: Int?, clock: (@Sendable () -> Double)? = nil) {
@@ -85,29 +83,8 @@ final class PictureEncoder {
         return max(2 * sizeRate(width: width, height: height), browserMaximum)
     }
 
-    /// After a climb, the larger size's encoder starts at `climbStart` of its
-    /// rate and reaches all of it over `climbRamp` seconds, in tenths: a new
-    /// encoder's keyframe and first frames of a noisy picture overshoot
-    /// (480x360 to 640x480 put 2.3-2.7 Mbit/s on a 2 Mbit/s link for a
-    /// second, and 12-17% of it was lost). The ladder does not see the
-    /// quantizers of those seconds (coarse because the rate was held back,
-    /// they took the new size straight down again).
-    static let climbStart = 0.6
-    static let climbRamp = 2.0
-    /// When the encoder of a larger size was made, while its rate still ramps.
-    private var climbedAt: Double?
-
-    /// The fraction of its rate the encoder gets now (below 1 only after a climb).
-    private var ramp: Double {
-        guard let climbedAt else { return 1 }
-        let elapsed = seconds - climbedAt
-        guard elapsed < Self.climbRamp else { return 1 }
-        let tenths = (max(elapsed, 0) / Self.climbRamp * (1 - Self.climbStart) * 10).rounded(.down)
-        return Self.climbStart + tenths / 10
-    }
-
     private func cappedTarget(width: Int, height: Int) -> Int? {
-        target.map { Int(Double(min($0, encoderCap(width: width, height: height))) * ramp) }
+        target.map { min($0, encoderCap(width: width, height: height)) }
     }
 
     /// The ladder weighs the target at the size in use (at every picture and every new target).
@@ -130,18 +107,11 @@ final class PictureEncoder {
         }
         lastEncodedTime = time
         let encoder = try encoder(for: picture)
-        if climbedAt != nil, let rate = cappedTarget(width: picture.width, height: picture.height) {
-            try encoder.setBitrate(rate)
-            if ramp == 1 { climbedAt = nil }
-        }
         let forced = keyframeWanted
         keyframeWanted = false
         let encoded = try picture.data.withUnsafeBytes { try encoder.encode(i420: $0, keyframe: forced) }
         framesEncoded += 1
-        // The ladder does not weigh the quantizers of a ramp: they are coarse because the rate was held back.
-        if target != nil, climbedAt == nil,
-            let quantizer = encoded.isEmpty ? Self.skippedQuantizer : encoder.lastQuantizer
-        {
+        if target != nil, let quantizer = encoded.isEmpty ? Self.skippedQuantizer : encoder.lastQuantizer {
             _ = ladder?.encoded(quantizer: quantizer, at: seconds)
         }
         guard let head = encoded.first else { return nil }
@@ -169,11 +139,6 @@ final class PictureEncoder {
     private func encoder(for picture: VideoFrame) throws -> Vp8VideoEncoder {
         if let encoder, encoder.settings.width == picture.width, encoder.settings.height == picture.height {
             return encoder
-        }
-        if let encoder, target != nil,
-            picture.width * picture.height > encoder.settings.width * encoder.settings.height
-        {
-            climbedAt = seconds
         }
         let rate =
             cappedTarget(width: picture.width, height: picture.height) ?? bitrate

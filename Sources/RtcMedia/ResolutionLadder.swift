@@ -8,15 +8,15 @@
 /// noisy picture needs many times the bits of a still one: averaged over at
 /// least a second and 10 frames, above 95 (of libvpx's 0-127) a rung down,
 /// below 29 a rung up, and so does a target above twice what the size needs
-/// (`PictureEncoder` says) while the quantizer is below 62 (past sizes whose
-/// encoder could not take half the target), or while the next size would get as
-/// many bits per pixel as the encoder's cap leaves this one. Going up
+/// (`PictureEncoder` says) while the quantizer is below 62, or while the
+/// next size would get as many bits per pixel as the encoder's cap leaves
+/// this one. Going up
 /// waits 5 s after a change, and twice as long each time a rung up had to be
 /// given back within 10 s, so a link at the edge between two sizes does not
 /// flip between them (each change costs a keyframe). A target below a tenth
 /// of what the size takes at 0.1 bit per pixel goes down at once, without
 /// waiting for the quantizer: the estimate fell, and every frame at the old
-/// size would be late; the wait starts again from 5 s then. Before the first frame, the first target picks the
+/// size would be late. Before the first frame, the first target picks the
 /// largest rung it can start at (about 1.3 bit/s per pixel: 640x360 from
 /// 300 kbit/s, 640x480 from 400, near libwebrtc's start table), so a call
 /// does not open with a keyframe far too large for its link.
@@ -133,35 +133,16 @@ struct ResolutionLadder: Sendable {
         }
         let (width, height) = size
         let pixelsPerSecond = Double(width * height * framesPerSecond)
-        if Double(bitsPerSecond) < pixelsPerSecond * 0.1 / 10, down(at: time, targetFell: true) { return true }
+        if Double(bitsPerSecond) < pixelsPerSecond * 0.1 / 10, down(at: time) { return true }
         if rung == lowestRung, let changed = frameRate(for: Double(bitsPerSecond) / pixelsPerSecond, at: time) {
             return changed
         }
-        guard bitsPerSecond > cap else { return false }
-        if (lastAverage ?? 0) < Self.climbQuantizer {
-            return up(at: time, to: firstRungTaking(bitsPerSecond, encoderCap: encoderCap))
+        if bitsPerSecond > cap,
+            (lastAverage ?? 0) < Self.climbQuantizer || nextRungGetsAsMuch(bitsPerSecond, encoderCap: encoderCap)
+        {
+            return up(at: time)
         }
-        return nextRungGetsAsMuch(bitsPerSecond, encoderCap: encoderCap) ? up(at: time) : false
-    }
-
-    /// Where a climb on the target stops: the next size up, or past it to the
-    /// first whose encoder can take half the target (`encoderCap`), since a
-    /// size on the way that takes less could not use the link either. After
-    /// a link came back, the climb from 160x120 a rung each 5 s sent 700
-    /// kbit/s of a 2 Mbit/s link (sizes to 320x240 take at most 600 kbit/s)
-    /// for 15 s. Half, not all of it: the climb's keyframe from a size that
-    /// sent little tends to cause an overuse, which cuts the estimate to what
-    /// got through, and a jump past 480x360 to 640x480 then left 640x480 at
-    /// 1 Mbit/s, dropping frames.
-    private func firstRungTaking(_ bitsPerSecond: Int, encoderCap: ((Int, Int) -> Int)?) -> Int {
-        var destination = rung - 1
-        guard let encoderCap else { return destination }
-        while destination > 0 {
-            let (width, height) = Self.size(rung: destination, width: sourceWidth, height: sourceHeight)
-            guard encoderCap(width, height) < bitsPerSecond / 2 else { break }
-            destination -= 1
-        }
-        return destination
+        return false
     }
 
     /// Whether the next size up, at the target or its encoder's cap, gets at
@@ -196,31 +177,19 @@ struct ResolutionLadder: Sendable {
         return true
     }
 
-    /// A larger size, `destination` or the next (never while the frame rate
-    /// is down: that comes back first).
-    private mutating func up(at time: Double, to destination: Int? = nil) -> Bool {
+    /// A larger size (never while the frame rate is down: that comes back first).
+    private mutating func up(at time: Double) -> Bool {
         guard rung > 0, frameRateStep == 0, time - (lastChange ?? -.infinity) >= upWait else { return false }
-        rung = min(max(destination ?? rung - 1, 0), rung - 1)
+        rung -= 1
         lastChange = time
         lastUp = time
         (quantizerSum, quantizerCount, windowStart, lastAverage) = (0, 0, nil, nil)
         return true
     }
 
-    /// A smaller size. `targetFell`: the estimate fell far below the size,
-    /// which says the link changed, not that the size was at its edge: the
-    /// wait before a climb starts again from `firstUpWait`. Otherwise a rung
-    /// up given back within 10 s doubles it, once per rung up (the downs of a
-    /// link that fell, four in a row, took it to 60 s, and the picture stayed
-    /// at 160x120 long after the link came back).
-    private mutating func down(at time: Double, targetFell: Bool = false) -> Bool {
+    private mutating func down(at time: Double) -> Bool {
         guard rung < lowestRung else { return false }
-        if targetFell {
-            upWait = Self.firstUpWait
-        } else if let lastUp, time - lastUp < 10 {
-            upWait = min(upWait * 2, Self.longestUpWait)
-            self.lastUp = nil
-        }
+        if let lastUp, time - lastUp < 10 { upWait = min(upWait * 2, Self.longestUpWait) }
         rung += 1
         lastChange = time
         (quantizerSum, quantizerCount, windowStart, lastAverage) = (0, 0, nil, nil)

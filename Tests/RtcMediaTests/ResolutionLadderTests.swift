@@ -128,49 +128,6 @@ import Testing
         #expect(ladder.size.width == 480)
     }
 
-    /// After a link came back, a climb on the target goes past the sizes
-    /// whose encoder could not take half of it (libwebrtc's caps: 600 kbit/s
-    /// to 320x240) to the first that can, and no further.
-    @Test func aClimbGoesPastSizesThatCouldNotTakeTheTarget() {
-        let encoderCap: (Int, Int) -> Int = { width, height in width * height <= 320 * 240 ? 600_000 : 1_700_000 }
-        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
-        _ = ladder.target(40_000, at: 0)  // starts at 160x120
-        _ = second(&ladder, quantizer: 40, from: 4)
-        let climbed = ladder.target(1_500_000, at: 5.2, cap: 400_000, encoderCap: encoderCap)
-        #expect(climbed && ladder.size.width == 480)
-        // A target the next size's encoder takes: one rung.
-        var near = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
-        _ = near.target(40_000, at: 0)
-        _ = second(&near, quantizer: 40, from: 4)
-        let climbedOne = near.target(500_000, at: 5.2, cap: 400_000, encoderCap: encoderCap)
-        #expect(climbedOne && near.size.width == 240)
-        // 2.3 Mbit/s: 480x360's encoder takes half of it, so 480x360, not 640x480.
-        var far = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
-        _ = far.target(40_000, at: 0)
-        _ = second(&far, quantizer: 40, from: 4)
-        let climbedToHalf = far.target(2_300_000, at: 5.2, cap: 400_000, encoderCap: encoderCap)
-        #expect(climbedToHalf && far.size.width == 480)
-    }
-
-    /// The downs of a link that fell (the target far below the size) do not
-    /// lengthen the wait before a climb, as rungs up given back do: when the
-    /// link comes back the picture climbs 5 s after its last change.
-    @Test func aLinkThatFellDoesNotLengthenTheWait() {
-        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
-        _ = ladder.target(300_000, at: 0)  // starts at 480x360
-        _ = second(&ladder, quantizer: 40, from: 4)
-        _ = ladder.target(2_000_000, at: 5.1, cap: 600_000)  // up to 640x480
-        #expect(ladder.rung == 0)
-        // The link falls: down rung by rung on the target alone, within 10 s of the climb.
-        for (index, time) in [6.0, 6.1, 6.2, 6.3].enumerated() {
-            _ = ladder.target(5_000, at: time, cap: 400_000)
-            #expect(ladder.rung == index + 1)
-        }
-        _ = second(&ladder, quantizer: 40, from: 10)
-        let back = ladder.target(500_000, at: 11.4, cap: 400_000)
-        #expect(back, "no climb 5 s after the last change")
-    }
-
     @Test func aTargetFarBelowTheSizeStepsDownAtOnce() {
         var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
         _ = ladder.encoded(quantizer: 50, at: 0)
