@@ -168,8 +168,9 @@ actor DirectReceive {
     private func verify(_ receiver: inout FriendFileReceiver, _ partial: PartialFile) async -> Ending {
         let size = partial.size
         let fd = partial.fd
-        var digest = size == receiver.size ? partial.sha256AsWritten(size: size) : nil
-        if digest == nil, size == receiver.size { digest = await FileDigest.sha256Detached(fd: fd, size: size) }
+        let digest =
+            size == receiver.size
+            ? await FileDigest.sha256(written: partial.sha256AsWritten(size: size), fd: fd, size: size) : nil
         guard let digest, Sha256.hex(digest) == receiver.sha256 else {
             partial.remove()
             let reason = digest == nil ? "the size or the file's reading failed" : "the SHA-256 differs"

@@ -217,8 +217,9 @@ extension Carrier {
         guard let expected = files.incoming[key]?.size else { return }
         let size = partial.size
         let fd = partial.fd
-        var digest = size == expected ? partial.sha256AsWritten(size: size) : nil
-        if digest == nil, size == expected { digest = await FileDigest.sha256Detached(fd: fd, size: size) }
+        let digest =
+            size == expected
+            ? await FileDigest.sha256(written: partial.sha256AsWritten(size: size), fd: fd, size: size) : nil
         let (verified, effects) = files.verified(key, size: size, sha256: digest)
         carryOut(effects)
         guard let verified, let file = files.incoming[key], let directory = file.directory else { return }

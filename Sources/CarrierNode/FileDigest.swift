@@ -13,6 +13,14 @@ public enum FileDigest {
         await Task.detached(priority: .utility) { Sha256.file(fd: fd, size: size) }.value
     }
 
+    /// A received file's SHA-256: the one taken as its bytes were written
+    /// (`PartialFile.sha256AsWritten`), or else read back from `fd` on a thread
+    /// of its own; nil if it cannot be read.
+    public static func sha256(written: [UInt8]?, fd: Int32, size: UInt64) async -> [UInt8]? {
+        if let written { return written }
+        return await sha256Detached(fd: fd, size: size)
+    }
+
     /// Opens `path` for reading and hashes it: its descriptor (the caller
     /// closes it), size and SHA-256. Throws, with nothing left open, for a
     /// file that cannot be opened or read or is not a regular file.

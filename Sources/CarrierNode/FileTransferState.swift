@@ -97,13 +97,11 @@ public struct PartialFile {
         return (try? file.truncate(to: 0)) != nil
     }
 
-    /// Its SHA-256 as the bytes were written, if it holds `size` bytes and all
-    /// of them came in order in this process (`RunningDigest`); nil otherwise,
-    /// and the caller hashes it from disk (`FileDigest.sha256Detached`).
-    public func sha256AsWritten(size: UInt64) -> [UInt8]? {
-        guard self.size == size else { return nil }
-        return running.digest(ofFirst: size)
-    }
+    /// The SHA-256 of its first `size` bytes (the caller checked that it
+    /// holds that many) as they were written, if all of them came in order in
+    /// this process (`RunningDigest`); nil otherwise (`FileDigest.sha256`
+    /// then reads them back).
+    public func sha256AsWritten(size: UInt64) -> [UInt8]? { running.digest(ofFirst: size) }
 
     /// Its size now (0 if it cannot be read).
     public var size: UInt64 { (try? file.size()) ?? 0 }
