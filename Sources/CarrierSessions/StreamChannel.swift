@@ -48,7 +48,8 @@ public final class StreamChannel: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = NSLock()
     private var received: [[UInt8]] = []
-    private var receivedBytes = 0
+    /// Unread bytes and our pends (`receive`, `read`, `pend`, `resume`).
+    private var window: ReadWindow
     private var dropped = 0
     private var readWaiter: CheckedContinuation<Void, Never>?
     private var writeWaiters: [CheckedContinuation<Void, Never>] = []
@@ -58,8 +59,6 @@ public final class StreamChannel: @unchecked Sendable {
     private var acceptance: Result<Void, SessionError>?
     private var acceptWaiters: [CheckedContinuation<Void, Never>] = []
     private var peerPended = false
-    private var weAutoPended = false
-    private var weManuallyPended = false
     private var peerFinished = false
     private var weFinished = false
     private var ended: SessionError?
@@ -71,6 +70,9 @@ public final class StreamChannel: @unchecked Sendable {
         self.cookie = cookie
         (events, sink) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(64))
         if accepted || !channel.parameters.isReliable { acceptance = .success(()) }
+        // An unreliable channel never pends for room: it drops its oldest instead.
+        window = ReadWindow(
+            pendAbove: channel.parameters.isReliable ? Self.pendAbove : .max, resumeBelow: Self.resumeBelow)
         channel.bufferedAmountLowThreshold = Self.sendBufferHigh / 4
         pump = Task { [weak self, channel] in
             for await event in channel.events { self?.handle(event) }
@@ -173,7 +175,7 @@ public final class StreamChannel: @unchecked Sendable {
             let outcome = lock.withLock { () -> Result<[UInt8]?, SessionError>? in
                 if !received.isEmpty {
                     let bytes = received.removeFirst()
-                    receivedBytes -= bytes.count
+                    send(window.read(bytes.count))
                     return .success(bytes)
                 }
                 if peerFinished { return .success(nil) }
@@ -199,38 +201,28 @@ public final class StreamChannel: @unchecked Sendable {
     }
 
     private func afterRead() {
-        let (resume, close) = lock.withLock { () -> (Bool, Bool) in
-            var resume = false
-            if weAutoPended, receivedBytes < Self.resumeBelow {
-                weAutoPended = false
-                resume = !weManuallyPended
-            }
-            return (resume, weFinished && peerFinished && received.isEmpty && ended == nil)
-        }
-        if resume { sendControl(["type": "resume"]) }
+        let close = lock.withLock { weFinished && peerFinished && received.isEmpty && ended == nil }
         if close { finishChannel(nil) }
     }
 
     /// Asks the peer to stop writing until `resume` (the reference's pendChannel).
-    public func pend() {
-        let send = lock.withLock { () -> Bool in
-            defer { weManuallyPended = true }
-            return !weManuallyPended && !weAutoPended
-        }
-        if send { sendControl(["type": "pend"]) }
-    }
+    public func pend() { lock.withLock { send(window.pendByHand()) } }
 
     /// Lets the peer write again after `pend()`.
-    public func resume() {
-        let send = lock.withLock { () -> Bool in
-            defer { weManuallyPended = false }
-            return weManuallyPended && !weAutoPended
-        }
-        if send { sendControl(["type": "resume"]) }
+    public func resume() { lock.withLock { send(window.resumeByHand()) } }
+
+    /// With `lock` held: sends a pend or resume that `window` decided, before
+    /// anything else can change it. Sent after the lock was let go, a resume
+    /// decided on the reader's thread could overtake the pend decided just
+    /// before it on the pump's, and the writer stayed pended for good (a 100 MB
+    /// forward stalled at 29 MB in CI). `channel.send` only queues, and calls
+    /// nothing of ours.
+    private func send(_ signal: ReadWindow.Signal?) {
+        if let signal { sendControl(["type": signal.rawValue]) }
     }
 
     /// Bytes received and not read yet, and bytes dropped (unreliable channels only).
-    public var unread: (bytes: Int, dropped: Int) { lock.withLock { (receivedBytes, dropped) } }
+    public var unread: (bytes: Int, dropped: Int) { lock.withLock { (window.unread, dropped) } }
 
     // MARK: Closing
 
@@ -265,37 +257,25 @@ public final class StreamChannel: @unchecked Sendable {
     }
 
     private func receive(_ bytes: [UInt8]) {
-        enum Verdict {
-            case ok, pend
-            case violation(String)
-        }
-        let (verdict, reader) = lock.withLock { () -> (Verdict, CheckedContinuation<Void, Never>?) in
-            guard ended == nil else { return (.ok, nil) }
-            if peerFinished { return (.violation("data after the end of data"), nil) }
+        let (violation, reader) = lock.withLock { () -> (String?, CheckedContinuation<Void, Never>?) in
+            guard ended == nil else { return (nil, nil) }
+            if peerFinished { return ("data after the end of data", nil) }
             if !isReliable {
                 // Late data is worth less than new: drop the oldest.
-                while receivedBytes + bytes.count > Self.pendAbove, !received.isEmpty {
-                    receivedBytes -= received.removeFirst().count
+                while window.unread + bytes.count > Self.pendAbove, !received.isEmpty {
+                    window.discarded(received.removeFirst().count)
                     dropped += 1
                 }
-            } else if receivedBytes + bytes.count > Self.hardLimit {
-                return (.violation("the peer wrote \(Self.hardLimit >> 20) MB past a pend"), nil)
+            } else if window.unread + bytes.count > Self.hardLimit {
+                return ("the peer wrote \(Self.hardLimit >> 20) MB past a pend", nil)
             }
             received.append(bytes)
-            receivedBytes += bytes.count
+            send(window.received(bytes.count))
             defer { readWaiter = nil }
-            if isReliable, receivedBytes > Self.pendAbove, !weAutoPended {
-                weAutoPended = true
-                return (weManuallyPended ? .ok : .pend, readWaiter)
-            }
-            return (.ok, readWaiter)
+            return (nil, readWaiter)
         }
         reader?.resume()
-        switch verdict {
-        case .ok: break
-        case .pend: sendControl(["type": "pend"])
-        case .violation(let why): reset(why)
-        }
+        if let violation { reset(violation) }
     }
 
     private func control(_ text: String) {
