@@ -264,7 +264,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "RtcICETests",
-            dependencies: ["TestSupport", "RtcICE"],
+            dependencies: ["TestSupport", "RtcICE", "CNice"],
             swiftSettings: strict),
         .testTarget(
             name: "RtcSCTPTests",
