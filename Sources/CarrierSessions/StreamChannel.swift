@@ -172,19 +172,21 @@ public final class StreamChannel: @unchecked Sendable {
     /// close). Throws when the channel was reset or lost before its end.
     public func read() async throws(SessionError) -> [UInt8]? {
         while true {
-            let outcome = lock.withLock { () -> Result<[UInt8]?, SessionError>? in
+            // With what it returns: whether both sides are now done (the last read closes).
+            let (outcome, close) = lock.withLock { () -> (Result<[UInt8]?, SessionError>?, Bool) in
+                let done = { self.weFinished && self.peerFinished && self.received.isEmpty && self.ended == nil }
                 if !received.isEmpty {
                     let bytes = received.removeFirst()
                     send(window.read(bytes.count))
-                    return .success(bytes)
+                    return (.success(bytes), done())
                 }
-                if peerFinished { return .success(nil) }
-                if let ended { return ended == .closed ? .success(nil) : .failure(ended) }
-                return nil
+                if peerFinished { return (.success(nil), done()) }
+                if let ended { return (ended == .closed ? .success(nil) : .failure(ended), false) }
+                return (nil, false)
             }
             switch outcome {
             case .success(let bytes):
-                afterRead()
+                if close { finishChannel(nil) }
                 return bytes
             case .failure(let error): throw error
             case nil:
@@ -198,11 +200,6 @@ public final class StreamChannel: @unchecked Sendable {
                 }
             }
         }
-    }
-
-    private func afterRead() {
-        let close = lock.withLock { weFinished && peerFinished && received.isEmpty && ended == nil }
-        if close { finishChannel(nil) }
     }
 
     /// Asks the peer to stop writing until `resume` (the reference's pendChannel).

@@ -8,8 +8,8 @@ import Foundation
 /// thread whose loop stopped waits (`LoopWorkers`) for the next one. A new
 /// thread per ICE agent cost memory that no one gives back: GnuTLS keeps a
 /// random-number state per thread that libnice's STUN checks create and that
-/// outlives the thread (176 bytes a call in a heap profile of a bot, growing
-/// linearly with its calls), and GLib keeps per-thread caches.
+/// outlives the thread (about 190 bytes a call in heap profiles of a bot,
+/// growing linearly with its calls), and GLib keeps per-thread caches.
 final class GLibLoopThread: @unchecked Sendable {
     // Set once in init, read-only afterwards; GLib's own locking guards the objects.
     let context: OpaquePointer
@@ -59,7 +59,7 @@ final class LoopWorkers: @unchecked Sendable {
         let finished: DispatchSemaphore
     }
 
-    /// One thread and its mailbox: a job, or nil to end.
+    /// One thread and its mailbox: the job `run` sets before it signals `ready`.
     private final class Worker: @unchecked Sendable {
         let ready = DispatchSemaphore(value: 0)
         var job: Job?
