@@ -13,7 +13,13 @@
 /// this one. Going up
 /// waits 5 s after a change, and twice as long each time a rung up had to be
 /// given back within 10 s, so a link at the edge between two sizes does not
-/// flip between them (each change costs a keyframe). A target below a tenth
+/// flip between them (each change costs a keyframe). A rung up is given back
+/// once: the downs after the first do not lengthen the wait again. Nor does a
+/// down while the target is under half what it was at the rung up: the link
+/// fell, the size was not at its edge, and the wait starts again from 5 s
+/// (a 2 Mbit/s link down to 300 kbit/s for 10 s took four rungs down, each
+/// doubled the wait, and the picture stayed at 160x120 for a minute after the
+/// link came back). A target below a tenth
 /// of what the size takes at 0.1 bit per pixel goes down at once, without
 /// waiting for the quantizer: the estimate fell, and every frame at the old
 /// size would be late. Before the first frame, the first target picks the
@@ -66,6 +72,9 @@ struct ResolutionLadder: Sendable {
     private var windowStart: Double?
     private var lastChange: Double?
     private var lastUp: Double?
+    /// The target when the size last went up, and the latest one (nil before one came).
+    private var targetAtLastUp: Int?
+    private var lastTarget: Int?
     private var upWait = Self.firstUpWait
     /// Whether a frame was encoded or a target came (the start rung is chosen once).
     private var started = false
@@ -121,6 +130,7 @@ struct ResolutionLadder: Sendable {
     mutating func target(
         _ bitsPerSecond: Int, at time: Double, cap: Int = .max, encoderCap: ((Int, Int) -> Int)? = nil
     ) -> Bool {
+        lastTarget = bitsPerSecond
         if !started {
             started = true
             let startRung = (0...lowestRung).first { rung in
@@ -183,13 +193,21 @@ struct ResolutionLadder: Sendable {
         rung -= 1
         lastChange = time
         lastUp = time
+        targetAtLastUp = lastTarget
         (quantizerSum, quantizerCount, windowStart, lastAverage) = (0, 0, nil, nil)
         return true
     }
 
+    /// A smaller size. The first down within 10 s of a rung up doubles the
+    /// wait before the next climb, unless the link fell (see the type's comment).
     private mutating func down(at time: Double) -> Bool {
         guard rung < lowestRung else { return false }
-        if let lastUp, time - lastUp < 10 { upWait = min(upWait * 2, Self.longestUpWait) }
+        if let atUp = targetAtLastUp, let now = lastTarget, now < atUp / 2 {
+            upWait = Self.firstUpWait
+        } else if let lastUp, time - lastUp < 10 {
+            upWait = min(upWait * 2, Self.longestUpWait)
+        }
+        lastUp = nil
         rung += 1
         lastChange = time
         (quantizerSum, quantizerCount, windowStart, lastAverage) = (0, 0, nil, nil)

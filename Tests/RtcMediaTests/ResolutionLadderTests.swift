@@ -72,6 +72,49 @@ import Testing
         #expect(time - downAt >= 10, "up again after \(time - downAt) s")
     }
 
+    /// Seconds of `quantizer` from `time` until the rung is `rung` (or 60 s
+    /// passed); the time after the second that got there.
+    private func seconds(
+        _ ladder: inout ResolutionLadder, quantizer: Int, from time: Double, until rung: Int
+    ) -> Double {
+        var time = time
+        while ladder.rung != rung, time < 60 {
+            _ = second(&ladder, quantizer: quantizer, from: time)
+            time += 1.1
+        }
+        return time
+    }
+
+    /// A rung up is given back once: three rungs down after it double the
+    /// wait once (10 s), not three times (40 s).
+    @Test func aRungUpIsGivenBackOnce() {
+        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        var time = seconds(&ladder, quantizer: 110, from: 0, until: 1)
+        time = seconds(&ladder, quantizer: 20, from: time, until: 0)
+        time = seconds(&ladder, quantizer: 110, from: time, until: 3)
+        let lastDown = time
+        time = seconds(&ladder, quantizer: 20, from: time, until: 2)
+        #expect(ladder.rung == 2)
+        #expect((10...12).contains(time - lastDown), "up again after \(time - lastDown) s")
+    }
+
+    /// Downs while the target is under half what it was at the last rung up
+    /// (a link that fell) do not lengthen the wait: the picture climbs again
+    /// 5 s after the last of them once the link is back.
+    @Test func aLinkThatFellDoesNotLengthenTheWait() {
+        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = ladder.target(1_500_000, at: 0)
+        var time = seconds(&ladder, quantizer: 110, from: 0, until: 1)
+        time = seconds(&ladder, quantizer: 20, from: time, until: 0)
+        _ = ladder.target(250_000, at: time)
+        time = seconds(&ladder, quantizer: 110, from: time, until: 4)
+        let lastDown = time
+        _ = ladder.target(1_800_000, at: time)
+        time = seconds(&ladder, quantizer: 20, from: time, until: 3)
+        #expect(ladder.rung == 3)
+        #expect((5...7).contains(time - lastDown), "up again after \(time - lastDown) s")
+    }
+
     @Test func theFirstTargetPicksTheSizeToStartAt() {
         let starts = [1_000_000, 400_000, 300_000, 100_000, 10_000].map { rate in
             var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
