@@ -132,6 +132,8 @@ public final class MediaReceiver: @unchecked Sendable {
     private var tasks: [Task<Void, Never>] = []
     /// The files this track writes, one per format (`TrackRecorder`).
     private let recorders: [any TrackRecorder]
+    /// The indices in `recorders` of those that failed (closed, no longer written).
+    private var failedRecorders = Set<Int>()
     private var error: String?
     /// Why a file could not be written, if one could not.
     public var lastError: String? { lock.withLock { error } }
@@ -186,10 +188,17 @@ public final class MediaReceiver: @unchecked Sendable {
         return made.filter { recording.formats.contains($0.0) }.map(\.1)
     }
 
-    /// Hands media to every recorder; a failure is kept (`failed`) and the others go on.
+    /// Hands media to every recorder; a failure is kept (`failed`) and the
+    /// others go on. A recorder that failed is closed and left alone from then
+    /// on: its file holds what was written before (a full disk), instead of a
+    /// new attempt at every packet with a gap in the middle.
     private func record(_ body: (any TrackRecorder) throws(MediaFileError) -> Void) {
-        for recorder in recorders {
-            do { try body(recorder) } catch { failed(error) }
+        for (index, recorder) in recorders.enumerated() where !failedRecorders.contains(index) {
+            do { try body(recorder) } catch {
+                failed(error)
+                failedRecorders.insert(index)
+                try? recorder.close()
+            }
         }
     }
 

@@ -50,7 +50,8 @@ struct LittleEndianReader {
 /// the end offset it keeps), with no copy on the way: a decoded 640x480 picture
 /// is 460 KB, thirty times a second.
 final class HeaderedFile {
-    private let descriptor: Int32
+    /// -1 once closed.
+    private var descriptor: Int32
     private var end: off_t = 0
     let path: String
 
@@ -86,5 +87,16 @@ final class HeaderedFile {
         guard written == bytes.count else { throw .writeFailed("\(path): cannot rewrite the header") }
     }
 
-    func close() { _ = Glibc.close(descriptor) }
+    /// Closes the file; a second call does nothing.
+    func close() {
+        guard descriptor >= 0 else { return }
+        _ = Glibc.close(descriptor)
+        descriptor = -1
+    }
+
+    // A writer whose header could not be written (a full disk) throws from
+    // its init and drops this file unclosed: each drop left a descriptor
+    // open, and a recorder that tried again at every packet leaked 150 of
+    // them in the seconds a disk was full.
+    deinit { close() }
 }

@@ -18,15 +18,20 @@ import Testing
         /// Packets on the offerer's RTX stream, sent and received by the answerer.
         var rtxSent: UInt64 = 0
         var rtxReceived: UInt64 = 0
+        /// Each receiver's first recording or decoding failure (`MediaReceiver.lastError`).
+        var errors: [String?] = []
     }
 
     /// Sends `audio` and `video` files from the offerer for `seconds`, records at the answerer.
     static func call(
         audio: String?, video: String?, seconds: Double, loss: Double = 0, webm: String? = nil,
         relay: UdpRelay? = nil, rembOnly: Bool = false,
-        during: (@Sendable (PeerConnection, String, PeerConnection) async -> Void)? = nil
+        during: (@Sendable (PeerConnection, String, PeerConnection) async -> Void)? = nil,
+        prepare: ((String) throws -> Void)? = nil
     ) async throws -> Result {
         let directory = temporaryDirectory("media-call")
+        // Before any recording opens (the recording directory as a test needs it).
+        try prepare?(directory)
         var lossy = PeerConfiguration(localAddresses: ["127.0.0.1"])
         lossy.simulatedRtpLoss = loss
         let offerer = try PeerConnection(configuration: PeerConfiguration(localAddresses: ["127.0.0.1"]))
@@ -96,7 +101,11 @@ import Testing
             try await Task.sleep(for: .milliseconds(20))  // polling the counters, bounded
         }
         var received: [MediaReceiver.Stats] = []
-        for receiver in receivers { received.append(await receiver.stop()) }
+        var errors: [String?] = []
+        for receiver in receivers {
+            received.append(await receiver.stop())
+            errors.append(receiver.lastError)
+        }
         webmRecording?.close()
         var sent: [MediaSender.Stats] = []
         for sender in senders { sent.append(await sender.currentStats()) }
@@ -106,7 +115,7 @@ import Testing
         await answerer.close()
         return Result(
             sent: sent, received: received, directory: directory, dropped: dropped, rtxSent: rtxSent,
-            rtxReceived: rtxReceived)
+            rtxReceived: rtxReceived, errors: errors)
     }
 
     /// The SDP without the transport-wide sequence number extension and its feedback.
@@ -130,6 +139,30 @@ import Testing
         let original = try Y4mFile(path: source).frames
         // The sender loops the source; meanPsnr takes the source as looping.
         return (recorded.count, MediaChecks.meanPsnr(received: recorded, source: original))
+    }
+
+    /// A recording that cannot be written (a full disk: its WAV file is
+    /// /dev/full, where every write fails with ENOSPC) fails alone: the
+    /// receiver says why, the track's Ogg Opus file is whole, and no descriptor
+    /// stays open. Before, each audio packet opened the file again and left
+    /// the descriptor open when its header could not be written: a bot whose
+    /// disk filled for a few seconds kept 150 descriptors for good.
+    @Test func aRecordingThatCannotBeWrittenFailsAloneAndLeavesNothingOpen() async throws {
+        let result = try await Self.call(
+            audio: MediaChecks.mediaFile("tone-440-660.wav"), video: nil, seconds: 2,
+            prepare: { directory in
+                try FileManager.default.createSymbolicLink(
+                    atPath: directory + "/audio.wav", withDestinationPath: "/dev/full")
+            })
+        defer { try? FileManager.default.removeItem(atPath: result.directory) }
+        let error = result.errors.first ?? nil
+        #expect(error?.contains("No space left") == true, "\(String(describing: error))")
+        let opus = MediaChecks.ffprobeDuration(result.directory + "/audio.opus") ?? 0
+        #expect(opus > 1.5, "the Opus recording lasted \(opus) s")
+        let full = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == "/dev/full"
+        }
+        #expect(full.isEmpty, "\(full.count) descriptors of the failed recording are open")
     }
 
     @Test func wavAndY4mArriveAndMatchTheirSources() async throws {
