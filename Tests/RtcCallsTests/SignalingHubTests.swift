@@ -42,7 +42,11 @@ import Testing
         try await from(bob, "CALL-2")
         try await from(bob, "call-3", .offer)  // a call nobody here placed
         try await from(bob, nil, .offer)
-        #expect(await eventually(within: .seconds(5)) { toAnswering.all.count == 2 })
+        // Each tap's signals reach it on a task of its own: wait for all three.
+        #expect(
+            await eventually(within: .seconds(5)) {
+                toAnswering.all.count == 2 && toDialer.all.count == 1 && toOther.all.count == 1
+            })
         #expect(toDialer.all == ["call-1"])
         #expect(toOther.all == ["CALL-2"])
         #expect(toAnswering.all == ["call-3", "-"])
@@ -71,7 +75,7 @@ import Testing
         // Glare: bob dials at the same moment with his own callId; it meets the newest dialer.
         try await from(bob, "bob-call", .offer)
         try await from(bob, "a")
-        #expect(await eventually(within: .seconds(5)) { toFirst.all == ["a"] })
+        #expect(await eventually(within: .seconds(5)) { toFirst.all == ["a"] && toSecond.all.count == 1 })
         #expect(toSecond.all == ["bob-call"])
         // Nobody here signaled carol and nobody answers: her call is dropped.
         try await carol.send(RtcSignal(type: .offer, sdp: "v=0", callId: "c"), to: "alice")
