@@ -53,36 +53,29 @@ import Testing
         #expect(upAt.map { $0 >= 4 && $0 <= 6 } == true, "up at \(String(describing: upAt))")
     }
 
-    @Test func aRungUpGivenBackSoonWaitsTwiceAsLongNextTime() {
-        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
-        _ = second(&ladder, quantizer: 110, from: 0)  // down at ~1 s
-        var time = 1.1
-        while ladder.rung == 1 {
-            _ = second(&ladder, quantizer: 20, from: time)
-            time += 1.1
-        }
-        _ = second(&ladder, quantizer: 110, from: time)  // given back within 10 s
-        time += 1.1
-        let downAt = time
-        while ladder.rung == 1, time < 40 {
-            _ = second(&ladder, quantizer: 20, from: time)
-            time += 1.1
-        }
-        #expect(ladder.rung == 0)
-        #expect(time - downAt >= 10, "up again after \(time - downAt) s")
-    }
-
-    /// Seconds of `quantizer` from `time` until the rung is `rung` (or 60 s
+    /// Seconds of `quantizer` from `time` until the rung is `rung` (or `limit`
     /// passed); the time after the second that got there.
     private func seconds(
-        _ ladder: inout ResolutionLadder, quantizer: Int, from time: Double, until rung: Int
+        _ ladder: inout ResolutionLadder, quantizer: Int, from time: Double, until rung: Int, limit: Double = 60
     ) -> Double {
         var time = time
-        while ladder.rung != rung, time < 60 {
+        while ladder.rung != rung, time < limit {
             _ = second(&ladder, quantizer: quantizer, from: time)
             time += 1.1
         }
         return time
+    }
+
+    @Test func aRungUpGivenBackSoonWaitsTwiceAsLongNextTime() {
+        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = second(&ladder, quantizer: 110, from: 0)  // down at ~1 s
+        var time = seconds(&ladder, quantizer: 20, from: 1.1, until: 0)
+        _ = second(&ladder, quantizer: 110, from: time)  // given back within 10 s
+        time += 1.1
+        let downAt = time
+        time = seconds(&ladder, quantizer: 20, from: time, until: 0, limit: 40)
+        #expect(ladder.rung == 0)
+        #expect(time - downAt >= 10, "up again after \(time - downAt) s")
     }
 
     /// A rung up is given back once: three rungs down after it double the
