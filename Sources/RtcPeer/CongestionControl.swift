@@ -155,29 +155,18 @@ final class CongestionControl: @unchecked Sendable {
         }
     }
 
-    /// Audio goes first: each audio track gets up to 64 kbit/s (half the target at most, when
-    /// video shares it), and the video tracks split what is left, at least 30 kbit/s each,
-    /// less what retransmissions took over the last second (`RetransmissionBudget.rate`).
-    static let audioShareCap = 64_000.0
-    static let videoFloor = 30_000.0
-
-    /// This track's share of the target, bit/s, and the loss last reported (0-1);
-    /// nil when congestion control has nothing to say (not negotiated, no REMB).
+    /// This track's share of the target (`TargetSplit`: audio first, video the
+    /// rest less what retransmissions took over the last second), bit/s, and
+    /// the loss last reported (0-1); nil when congestion control has nothing
+    /// to say (not negotiated, no REMB).
     func share(isAudio: Bool, audioTracks: Int, videoTracks: Int) -> (bitrate: Int, loss: Double)? {
         lock.withLock {
             let snapshot = estimator.snapshot
             guard extensionId != nil || snapshot.receiverCap != nil else { return nil }
-            let target = snapshot.target
-            let audioEach =
-                audioTracks == 0
-                ? 0 : min(Self.audioShareCap, target * (videoTracks > 0 ? 0.5 : 1) / Double(audioTracks))
-            let repairs = retransmissions.rate(at: now())
-            let videoEach =
-                videoTracks == 0
-                ? 0
-                : max(
-                    (target - audioEach * Double(audioTracks) - repairs) / Double(videoTracks), Self.videoFloor)
-            return (Int(isAudio ? audioEach : videoEach), snapshot.loss)
+            let split = TargetSplit(
+                target: snapshot.target, audioTracks: audioTracks, videoTracks: videoTracks,
+                repairs: retransmissions.rate(at: now()))
+            return (Int(isAudio ? split.audioEach : split.videoEach), snapshot.loss)
         }
     }
 
