@@ -169,14 +169,18 @@ public final class ContainerVideoSource: MediaSource, @unchecked Sendable {
         return nil
     }
 
-    /// Back to `start` (for looping); the next frame is a keyframe.
+    /// Back to `start` (for looping). Passed through, the next frame is the
+    /// keyframe the seek landed on. Encoded here, it is not forced to be one:
+    /// the encoder goes on from its last picture, as a camera's does after a
+    /// cut. A keyframe at every loop of a 2 s clip was a burst every 2 s
+    /// that a 400 kbit/s link took 0.2 s to carry, a freeze at the receiver
+    /// each time.
     public func rewind() {
         container.seek(to: start)
         decoder?.flush()
         decoded = []
         ended = false
         origin = nil
-        pictures.keyframeWanted = true
     }
 
     /// The next frame encoded here is a keyframe (pass-through cannot).

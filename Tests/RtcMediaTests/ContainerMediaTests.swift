@@ -102,6 +102,26 @@ import Testing
         #expect(result.sent.allSatisfy { $0.framesEncoded == 0 })  // nothing decoded or encoded
     }
 
+    /// A looped clip that is encoded here starts with a keyframe and then goes
+    /// on with delta frames through every rewind (a keyframe at each loop of
+    /// a 2 s clip froze a slow link's picture every 2 s).
+    @Test func aLoopedClipIsOneStreamWithOneKeyframe() throws {
+        let source = try MediaSources.open(MediaChecks.mediaFile("testsrc.y4m"), kind: .video)
+        var keyframes: [Int] = []
+        var frames = 0
+        for _ in 0..<3 {
+            while let sample = try source.next() {
+                if sample.isKeyframe { keyframes.append(frames) }
+                frames += 1
+            }
+            source.rewind()
+        }
+        #expect(frames == 90)  // three times the clip's 30 pictures
+        #expect(keyframes == [0])
+        source.requestKeyframe()  // a peer's request still makes one
+        #expect(try source.next()?.isKeyframe == true)
+    }
+
     /// --start skips into the file; a file without the track asked for says what it has.
     @Test func startSkipsAndAMissingTrackIsAClearError() async throws {
         let root = temporaryDirectory("container-errors")
