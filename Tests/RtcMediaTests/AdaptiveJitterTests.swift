@@ -94,6 +94,49 @@ import Testing
 }
 
 extension AdaptiveJitterTests {
+    /// A slow uplink's queue fills to 0.2 s and drops a packet; the
+    /// retransmission the first NACK brings is dropped too, and the second's
+    /// comes through the same queue 0.45 s after the packet behind the gap.
+    /// Video asks again only once the first answer could have come, and waits
+    /// for the second (audio would conceal).
+    @Test func videoWaitsForRetransmissionsThroughAFullQueue() {
+        var buffer = JitterBuffer(settings: .video)
+        var played: [UInt16] = []
+        func take(_ outputs: [JitterBuffer.Output]) {
+            for case .packet(let packet) in outputs { played.append(packet.sequenceNumber) }
+        }
+        let frame = 1.0 / 30
+        for index in 0..<60 {  // two seconds of frames, the queue's delay growing to 0.2 s
+            guard index != 50 else { continue }  // dropped at the bottleneck
+            let queue = min(Double(index) / 45, 1) * 0.2
+            let packet = RtpPacket(
+                payloadType: 96, sequenceNumber: UInt16(index), timestamp: UInt32(index * 3000), ssrc: 5, payload: [1])
+            buffer.insert(packet, arrival: Double(index) * frame + queue)
+            take(buffer.pop(now: Double(index) * frame + queue))
+            if index == 51 { #expect(buffer.nacks(now: Double(index) * frame + queue) == [50]) }
+        }
+        let behind = 51 * frame + 0.2  // when the packet after the gap came, and the first NACK went
+        #expect(buffer.nackSpacing > 0.2 && buffer.currentWait > 0.7, "\(buffer.nackSpacing) \(buffer.currentWait)")
+        #expect(buffer.nacks(now: behind + 0.1).isEmpty)  // its answer is still in the queue
+        #expect(buffer.nacks(now: behind + buffer.nackSpacing + 0.001) == [50])  // the first answer was lost
+        take(buffer.pop(now: behind + 0.44))
+        #expect(played.last == 49)  // still waiting
+        let retransmission = RtpPacket(
+            payloadType: 96, sequenceNumber: 50, timestamp: 50 * 3000, ssrc: 5, payload: [1])
+        buffer.insert(retransmission, arrival: behind + 0.45)
+        take(buffer.pop(now: behind + 0.45))
+        #expect(played == Array(0..<60).map(UInt16.init))
+        #expect(buffer.lost == 0 && buffer.late == 0)
+    }
+
+    /// On a calm network NACKs repeat every 40 ms, or every round trip when RTCP measured one.
+    @Test func nacksRepeatAfterTheirAnswerCouldHaveCome() {
+        var buffer = JitterBuffer(settings: .video)
+        #expect(abs(buffer.nackSpacing - 0.04) < 1e-9)
+        buffer.roundTrip = 0.15
+        #expect(abs(buffer.nackSpacing - 0.15) < 1e-9)
+    }
+
     @Test func aGapSaysWhenItWillBeGivenUp() {
         var buffer = JitterBuffer(settings: .audio)
         let packet = { (sequence: UInt16) in
