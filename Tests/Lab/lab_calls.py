@@ -241,6 +241,9 @@ def shaped_call(lab, alice, bob, video):
         and gap < 500 and audio_seconds >= SHAPED_CALL_SECONDS - 1 and drops <= 0.05 * max(packets + drops, 1)
     return {"shaped": f"{SHAPED_KBIT} kbit/s, {SHAPED_QUEUE_MS} ms queue", "ok": ok, "framesDecoded": frames,
             "longestGapMs": gap, "freezes": video_in.get("freezes"), "audioSeconds": audio_seconds,
+            "lost": video_in.get("lost"), "nacks": video_in.get("nacks"), "plis": video_in.get("plis"),
+            "keyframes": video_in.get("keyframes"), "keyframesSent": sent_video.get("keyframes"),
+            "keyframeRequests": sent_video.get("keyframeRequests"),
             "encoded": f"{sent_video.get('encodedWidth')}x{sent_video.get('encodedHeight')}",
             "targetKbps": sent_video.get("targetKbps"), "bottleneckPackets": packets, "bottleneckDrops": drops,
             "seconds": round(time.monotonic() - started, 1),
