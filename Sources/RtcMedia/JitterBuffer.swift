@@ -139,6 +139,23 @@ public struct JitterBuffer: Sendable {
         return output
     }
 
+    /// Gives up every gap before `sequence`, a held packet that starts
+    /// something decodable on its own (a video keyframe): once it decodes,
+    /// nothing before it matters, so it does not wait out the gaps of the
+    /// frames before it (libwebrtc's frame buffer decodes a complete keyframe
+    /// whatever came before). The packets held before it go with their gaps;
+    /// the sequence numbers that never came count as lost.
+    public mutating func skipGaps(before sequence: UInt16) -> [Output] {
+        let target = extend(sequence)
+        guard let expected = next, expected < target, held[expected] == nil, held[target] != nil else { return [] }
+        var missing = 0
+        for skipped in expected..<target where held.removeValue(forKey: skipped) == nil { missing += 1 }
+        lost += missing
+        next = target
+        nacked = nacked.filter { $0.key >= target }
+        return [.lost(count: Int(target - expected))]
+    }
+
     /// Sequence numbers to ask for again now (each at most `maxNacks` times, spaced).
     public mutating func nacks(now: Double) -> [UInt16] {
         guard let next, let highest, highest > next else { return [] }

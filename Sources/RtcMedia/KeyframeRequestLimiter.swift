@@ -20,6 +20,9 @@ struct KeyframeRequestLimiter: Sendable {
     /// The peer asked for a keyframe.
     mutating func request() { pending = true }
 
+    /// A keyframe came before the request was sent: it answers it.
+    mutating func satisfied() { pending = false }
+
     /// Whether a request waits to be granted.
     var hasPending: Bool { pending }
 

@@ -39,6 +39,11 @@ struct VideoReceivePipeline: ReceivePipeline {
     mutating func receive(_ packet: RtpPacket, now: Double) -> [ReceivedMedia] {
         ssrc = packet.ssrc
         jitter.take(packet, now: now, counting: &counts)
+        // A keyframe's first packet behind a gap: the frames before it no longer matter.
+        // Its frame will not be asked for: it is coming.
+        if Vp8Payload.startsKeyframe(packet.payload) {
+            _ = show(jitter.skipGaps(before: packet.sequenceNumber), now: now, asking: false)
+        }
         var media = show(jitter.pop(now: now), now: now)
         // A gap or a frame that cannot be completed: ask now, not at the next tick.
         if isWaiting { media += feedback(now: now) }
@@ -61,14 +66,15 @@ struct VideoReceivePipeline: ReceivePipeline {
         return nacks.isEmpty && !keyframe ? [] : [.feedback(ssrc: ssrc, nacks: nacks, keyframe: keyframe)]
     }
 
-    private mutating func show(_ outputs: [JitterBuffer.Output], now: Double?) -> [ReceivedMedia] {
+    /// `asking`: whether a frame that cannot be decoded asks for a keyframe.
+    private mutating func show(_ outputs: [JitterBuffer.Output], now: Double?, asking: Bool = true) -> [ReceivedMedia] {
         var media: [ReceivedMedia] = []
         for output in outputs {
             for item in assembler.push(output) {
                 switch item {
                 case .frame(let data, let timestamp, let keyframe):
                     show(data, timestamp: timestamp, keyframe: keyframe, now: now, into: &media)
-                case .needKeyframe: keyframes.request()
+                case .needKeyframe: if asking { keyframes.request() }
                 }
             }
         }
@@ -93,6 +99,7 @@ struct VideoReceivePipeline: ReceivePipeline {
             keyframes.request()
             return
         }
+        if keyframe { keyframes.satisfied() }  // a request not sent yet is answered
         counts.framesDecoded += 1
         counts.width = picture.width
         counts.height = picture.height

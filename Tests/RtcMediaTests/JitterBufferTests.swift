@@ -54,6 +54,24 @@ import Testing
         #expect(buffer.late == 1 && buffer.pop(now: 0.3).isEmpty)
     }
 
+    /// Skipping to a keyframe's first packet gives up the gaps before it and
+    /// the packets held between them; without a gap before it, nothing changes.
+    @Test func gapsBeforeAKeyframeAreGivenUpAtOnce() {
+        var buffer = JitterBuffer()
+        buffer.insert(Self.packet(1), arrival: 0)
+        #expect(Self.sequences(buffer.pop(now: 0)) == ["1"])
+        #expect(buffer.skipGaps(before: 2).isEmpty)  // not held
+        for sequence: UInt16 in [3, 5, 6] { buffer.insert(Self.packet(sequence), arrival: 0.01) }
+        #expect(buffer.pop(now: 0.01).isEmpty)  // 2 and 4 are missing
+        #expect(buffer.skipGaps(before: 5) == [.lost(count: 3)])
+        #expect(Self.sequences(buffer.pop(now: 0.01)) == ["5", "6"])
+        #expect(buffer.lost == 2)
+        #expect(buffer.nacks(now: 0.1).isEmpty)  // 2 and 4 are not asked for any more
+        buffer.insert(Self.packet(7), arrival: 0.02)
+        _ = buffer.pop(now: 0.02)
+        #expect(buffer.skipGaps(before: 7).isEmpty)  // nothing held it back
+    }
+
     @Test func nacksStopAfterTheLimit() {
         var buffer = JitterBuffer()
         buffer.insert(Self.packet(1), arrival: 0)

@@ -85,7 +85,7 @@ import Testing
     }
 
     @Test func aLostFrameAsksForAKeyframeAndTheNextRequestWaitsAtLeastThreeTenthsOfASecond() throws {
-        let stream = try Stream(count: 12, keyframeAt: [0, 4])
+        let stream = try Stream(count: 12)
         var pipeline = try Self.pipeline()
         var media: [ReceivedMedia] = []
         var requests: [Double] = []
@@ -108,15 +108,40 @@ import Testing
         }
         // The first gap is given up about 0.17 s after it (three NACKs' time,
         // each 40 ms beyond the 10 ms of delay variation the 10 ms steps make),
-        // and a keyframe asked for at once; the second comes too soon after, and waits.
+        // and a keyframe asked for at once; no sender answers, and the frames
+        // after it ask again, but only 0.3 s later.
         #expect(requests.count == 2, "\(requests)")
         if requests.count == 2 {
             #expect(requests[0] <= 0.21)
             #expect(requests[1] - requests[0] >= 0.3 && requests[1] - requests[0] < 0.32)
         }
         #expect(pipeline.stats.plisSent == 2)
-        // The keyframe (frame 4) restarts decoding until the next loss (no sender here answers).
-        #expect(Self.pictures(media) == [0, 12000])
+        #expect(Self.pictures(media) == [0])
+        #expect(!pipeline.isWaiting)
+    }
+
+    /// A keyframe behind a gap (the answer to a PLI, or the sender's own) is
+    /// decoded as it comes: the frames before it no longer matter, so it does
+    /// not wait out their gap, and it answers the request the gap made.
+    @Test func aKeyframeBehindAGapDecodesAtOnce() throws {
+        let stream = try Stream(count: 6, keyframeAt: [0, 3])
+        var pipeline = try Self.pipeline()
+        var decodedAt: [UInt32: Double] = [:]
+        var feedback: [(nacks: [UInt16], keyframe: Bool)] = []
+        for (index, frame) in stream.frames.enumerated() {
+            let now = Double(index) / 30
+            for packet in index == 1 ? Array(frame.dropFirst()) : frame {  // frame 1's first packet never comes
+                let out = pipeline.receive(packet, now: now)
+                feedback += Self.feedback(out)
+                for timestamp in Self.pictures(out) { decodedAt[timestamp] = now }
+            }
+        }
+        let out = pipeline.advance(now: 1)
+        feedback += Self.feedback(out)
+        #expect(Set(decodedAt.keys) == [0, 9000, 12000, 15000])  // frames 1 and 2 are lost
+        #expect(decodedAt[9000] == 0.1)  // at its arrival, not after the gap's wait
+        #expect(!feedback.contains { $0.keyframe })
+        #expect(pipeline.stats.plisSent == 0 && pipeline.stats.packetsLost == 1)
         #expect(!pipeline.isWaiting)
     }
 
