@@ -22,7 +22,11 @@
 /// link came back). A target below a tenth
 /// of what the size takes at 0.1 bit per pixel goes down at once, without
 /// waiting for the quantizer: the estimate fell, and every frame at the old
-/// size would be late. Before the first frame, the first target picks the
+/// size would be late. One under half what the size needs to start at (see
+/// below), unless the quantizer says the picture is easy, goes in one change
+/// straight to the size it could start at: a link that fell from 1.5 Mbit/s
+/// to 300 kbit/s took three rungs a second apart, each a keyframe at a rate
+/// that could not carry its size, and 1-2 s without a picture. Before the first frame, the first target picks the
 /// largest rung it can start at (about 1.3 bit/s per pixel: 640x360 from
 /// 300 kbit/s, 640x480 from 400, near libwebrtc's start table), so a call
 /// does not open with a keyframe far too large for its link.
@@ -133,13 +137,15 @@ struct ResolutionLadder: Sendable {
         lastTarget = bitsPerSecond
         if !started {
             started = true
-            let startRung = (0...lowestRung).first { rung in
-                let (width, height) = Self.size(rung: rung, width: sourceWidth, height: sourceHeight)
-                return Double(width * height) * Self.startBitsPerPixel <= Double(bitsPerSecond)
-            }
-            rung = startRung ?? lowestRung
+            rung = startRung(for: bitsPerSecond)
             if rung > 0 { lastChange = time }
             return rung > 0
+        }
+        let fitting = startRung(for: bitsPerSecond)
+        if fitting > rung + 1, Double(bitsPerSecond) < startNeed(rung: rung) / 2,
+            (lastAverage ?? Self.highQuantizer) >= Self.lowQuantizer
+        {
+            return down(at: time, to: fitting)
         }
         let (width, height) = size
         let pixelsPerSecond = Double(width * height * framesPerSecond)
@@ -153,6 +159,17 @@ struct ResolutionLadder: Sendable {
             return up(at: time)
         }
         return false
+    }
+
+    /// What a size needs to start at, bit/s (`startBitsPerPixel`).
+    private func startNeed(rung: Int) -> Double {
+        let (width, height) = Self.size(rung: rung, width: sourceWidth, height: sourceHeight)
+        return Double(width * height) * Self.startBitsPerPixel
+    }
+
+    /// The largest rung `bitsPerSecond` can start at.
+    private func startRung(for bitsPerSecond: Int) -> Int {
+        (0...lowestRung).first { startNeed(rung: $0) <= Double(bitsPerSecond) } ?? lowestRung
     }
 
     /// Whether the next size up, at the target or its encoder's cap, gets at
@@ -198,9 +215,10 @@ struct ResolutionLadder: Sendable {
         return true
     }
 
-    /// A smaller size. The first down within 10 s of a rung up doubles the
-    /// wait before the next climb, unless the link fell (see the type's comment).
-    private mutating func down(at time: Double) -> Bool {
+    /// A smaller size: the next, or `to` (a rung below it). The first down
+    /// within 10 s of a rung up doubles the wait before the next climb, unless
+    /// the link fell (see the type's comment).
+    private mutating func down(at time: Double, to lower: Int? = nil) -> Bool {
         guard rung < lowestRung else { return false }
         if let atUp = targetAtLastUp, let now = lastTarget, now < atUp / 2 {
             upWait = Self.firstUpWait
@@ -208,7 +226,7 @@ struct ResolutionLadder: Sendable {
             upWait = min(upWait * 2, Self.longestUpWait)
         }
         lastUp = nil
-        rung += 1
+        rung = min(max(lower ?? rung + 1, rung + 1), lowestRung)
         lastChange = time
         (quantizerSum, quantizerCount, windowStart, lastAverage) = (0, 0, nil, nil)
         return true

@@ -166,11 +166,34 @@ import Testing
 
     @Test func aTargetFarBelowTheSizeStepsDownAtOnce() {
         var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
-        _ = ladder.encoded(quantizer: 50, at: 0)
-        let enough = ladder.target(300_000, at: 0)
-        let tooLittle = ladder.target(60_000, at: 0.1)  // under 0.01 bit per pixel at 640x480@30 (92 kbit/s)
+        _ = second(&ladder, quantizer: 20, from: 0)  // an easy picture: the start-size rule below stays out
+        let enough = ladder.target(300_000, at: 1.1)
+        let tooLittle = ladder.target(60_000, at: 1.2)  // under 0.01 bit per pixel at 640x480@30 (92 kbit/s)
         #expect(!enough && tooLittle)
         #expect(ladder.size.width == 480)
+    }
+
+    /// A target under half what the size needs to start at (1.3 bit/s per
+    /// pixel) goes straight to the size it could start at, in one change (one
+    /// keyframe), unless the picture is easy: a link that fell from 1.5 Mbit/s
+    /// to 300 kbit/s left the video 50-90 kbit/s, and three rungs a second
+    /// apart stopped the picture for 1-2 s.
+    @Test func aTargetThatFellFarGoesStraightToItsSize() {
+        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = ladder.target(300_000, at: 0)
+        #expect(ladder.size.width == 480)  // started at 480x360 (225 kbit/s)
+        _ = second(&ladder, quantizer: 80, from: 0)
+        var changes = 0
+        for step in 0..<30 {  // three seconds of 88 kbit/s, the quantizer middling
+            if ladder.target(88_000, at: 1.1 + Double(step) / 10) { changes += 1 }
+        }
+        #expect(changes == 1)
+        #expect(ladder.size.width == 240)  // 240x180 starts at 56 kbit/s, 320x240 at 100
+        // An easy picture (quantizer under 29) keeps its size for the quantizer to judge.
+        var easy = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = easy.target(1_000_000, at: 0)
+        _ = second(&easy, quantizer: 20, from: 0)
+        #expect(!easy.target(150_000, at: 1.2) && easy.rung == 0)
     }
 
     /// At the smallest size the target alone moves the frame rate: under 0.02
