@@ -19,15 +19,15 @@
 /// fell, the size was not at its edge, and the wait starts again from 5 s
 /// (a 2 Mbit/s link down to 300 kbit/s for 10 s took four rungs down, each
 /// doubled the wait, and the picture stayed at 160x120 for a minute after the
-/// link came back). A target below a tenth
-/// of what the size takes at 0.1 bit per pixel goes down at once, without
-/// waiting for the quantizer: the estimate fell, and every frame at the old
-/// size would be late. One under half what the size needs to start at (see
-/// below), unless the quantizer says the picture is easy, goes in one change
-/// straight to the size it could start at: a link that fell from 1.5 Mbit/s
-/// to 300 kbit/s took three rungs a second apart, each a keyframe at a rate
-/// that could not carry its size, and 1-2 s without a picture. Before the first frame, the first target picks the
-/// largest rung it can start at (about 1.3 bit/s per pixel: 640x360 from
+/// link came back). A target below a tenth of what the size takes at 0.1 bit
+/// per pixel goes down at once, without waiting for the quantizer: the
+/// estimate fell, and every frame at the old size would be late. One under
+/// half what the size needs to start at (see below), unless the quantizer
+/// says the picture is easy, goes in one change straight to the size it could
+/// start at: a link that fell from 1.5 Mbit/s to 300 kbit/s took three rungs
+/// a second apart, each a keyframe at a rate that could not carry its size,
+/// and 1-2 s without a picture. Before the first frame, the first target
+/// picks the largest rung it can start at (about 1.3 bit/s per pixel: 640x360 from
 /// 300 kbit/s, 640x480 from 400, near libwebrtc's start table), so a call
 /// does not open with a keyframe far too large for its link.
 ///
