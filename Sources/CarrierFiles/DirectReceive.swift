@@ -124,7 +124,7 @@ actor DirectReceive {
                 case .violation(let reason):
                     return end(abandon(partial, reason: reason, failed: true))
                 case .write(let position, let complete):
-                    guard partial.write(bytes, at: position) else {
+                    guard partial.write(bytes, at: position), !complete || partial.flush() else {
                         return end(abandon(partial, reason: "the receiver cannot write its file", failed: true))
                     }
                     if complete {

@@ -194,11 +194,9 @@ extension Carrier {
     func flushFileChunks() {
         guard !killed else { return }
         for key in files.filesWithRequests {
-            var chunk = [UInt8]()
             requests: while let request = files.nextRequest(key) {
                 switch ToxFileChunk.send(
-                    tox, request.slot, fd: request.fd, position: request.position, length: request.length,
-                    scratch: &chunk)
+                    tox, request.slot, reader: request.reader, position: request.position, length: request.length)
                 {
                 case .sent: files.chunkSent(key)
                 case .unreadable: return carryOut(files.readFailed(key, at: request.position))
@@ -270,7 +268,7 @@ extension Carrier {
         case .fileChunk(let slot, let position, let data):
             carryOut(
                 files.chunk(slot, position: position, count: data.count, now: clock.now) {
-                    $0.write(data, at: position)
+                    data.isEmpty ? $0.flush() : $0.write(data, at: position)
                 })
         default:
             break

@@ -17,7 +17,9 @@ struct OutgoingFile {
     var key: FileTransferKey
     var name: String
     var size: UInt64
-    var fd: Int32
+    /// Its chunks, read in blocks; the node closes `reader.fd` at the end.
+    let reader: ReadAhead
+    var fd: Int32 { reader.fd }
     var phase = Phase.waitingForFriend
     var slot: FileSlot?
     /// Chunks toxcore asked for and that wait for room in its send queue, in order.
@@ -33,6 +35,13 @@ struct OutgoingFile {
     /// session's offer, so that cancel is held until the session's answer.
     var handOver: HandOver?
     enum HandOver { case offered, cancelledByFriend }
+
+    init(key: FileTransferKey, name: String, size: UInt64, fd: Int32) {
+        self.key = key
+        self.name = name
+        self.size = size
+        reader = ReadAhead(fd: fd)
+    }
 }
 
 /// A file a friend sends to this node.
@@ -63,10 +72,18 @@ public struct PartialFile {
     /// Where it is.
     public let path: String
     let file: BlockFile
+    /// Chunks gathered into blocks before they reach the disk.
+    private let writes: WriteBehind
     /// The SHA-256 of what was written in order from the first byte.
     private let running = RunningDigest()
-    /// For hashing off the actor (`pread`).
+    /// For hashing off the actor (`pread`); `flush` first.
     public var fd: Int32 { file.fileDescriptor }
+
+    private init(path: String, file: BlockFile) {
+        self.path = path
+        self.file = file
+        writes = WriteBehind(file: file)
+    }
 
     /// Opens (or creates) the partial file; returns it and how many bytes it holds.
     public static func open(directory: String, key: FileTransferKey, size: UInt64) -> (PartialFile, UInt64)? {
@@ -84,15 +101,20 @@ public struct PartialFile {
         return (PartialFile(path: path, file: file), have)
     }
 
-    /// Writes `data` at `position`; false if the disk refused it.
+    /// Takes `data` for `position` (it reaches the disk in blocks: `flush`);
+    /// false if the disk refused it or an earlier block.
     public func write(_ data: [UInt8], at position: UInt64) -> Bool {
-        guard (try? file.write(data, at: position)) != nil else { return false }
+        guard (try? writes.write(data, at: position)) != nil else { return false }
         running.add(data, at: position)
         return true
     }
 
+    /// Puts what `write` took on the disk; false if the disk refused it.
+    public func flush() -> Bool { (try? writes.flush()) != nil }
+
     /// Forgets what it held (a sender that cannot seek: start from the beginning).
     func empty() -> Bool {
+        writes.discard()
         running.reset()
         return (try? file.truncate(to: 0)) != nil
     }
@@ -103,15 +125,24 @@ public struct PartialFile {
     /// then reads them back).
     public func sha256AsWritten(size: UInt64) -> [UInt8]? { running.digest(ofFirst: size) }
 
-    /// Its size now (0 if it cannot be read).
-    public var size: UInt64 { (try? file.size()) ?? 0 }
+    /// Its size on disk after a `flush` (0 if it cannot be read).
+    public var size: UInt64 {
+        _ = flush()  // a failure shows as bytes missing
+        return (try? file.size()) ?? 0
+    }
 
-    /// Closes it, keeping its bytes for a later resume.
-    public func close() { file.close() }
+    /// Closes it, keeping its bytes for a later resume. Bytes the disk
+    /// refuses now are missing at its end, and a resume asks for them again.
+    public func close() {
+        _ = flush()
+        writes.discard()
+        file.close()
+    }
 
     /// Closes and deletes it.
     public func remove() {
-        close()
+        writes.discard()
+        file.close()
         unlink(path)
     }
 }

@@ -72,23 +72,24 @@ extension FriendFileTransfers {
     }
 
     /// A chunk of a file we receive (empty: the sender says it is all there).
-    /// `write` puts the bytes on disk and says whether it could.
+    /// `write` puts the bytes on disk (the empty last one: all that is still
+    /// in memory) and says whether it could.
     mutating func chunk(
         _ slot: FileSlot, position: UInt64, count: Int, now: ContinuousClock.Instant,
         write: (PartialFile) -> Bool
     ) -> [FileEffect] {
         guard let key = slots[slot], var file = incoming[key], let partial = file.partial else { return [] }
+        let end = position + UInt64(count)
+        guard end <= file.size, write(partial) else {
+            let reason = end > file.size ? "the sender sent more than the announced size" : "cannot write the file"
+            return [.verdict(key, .failed, reason: reason)] + cancel(slot) + finishIncoming(key, .failed(reason))
+        }
         guard count > 0 else {
             slots[slot] = nil
             file.slot = nil
             file.phase = .verifying
             incoming[key] = file
             return progress(key, now: now, force: true) + [.verify(key, partial)]
-        }
-        let end = position + UInt64(count)
-        guard end <= file.size, write(partial) else {
-            let reason = end > file.size ? "the sender sent more than the announced size" : "cannot write the file"
-            return [.verdict(key, .failed, reason: reason)] + cancel(slot) + finishIncoming(key, .failed(reason))
         }
         file.received = max(file.received, end)
         incoming[key] = file

@@ -1,3 +1,5 @@
+import FileSafety
+
 /// Files between friends on toxcore's file transfer, as a state machine:
 /// toxcore's events, the friend's verdicts, the application's answers and
 /// the time go in; what to tell toxcore, the friend and the application
@@ -115,9 +117,9 @@ struct FriendFileTransfers {
     var filesWithRequests: [FileTransferKey] { outgoing.compactMap { $1.requested.isEmpty ? nil : $0 } }
 
     /// The next chunk asked for on `key`: where it goes and what to read.
-    func nextRequest(_ key: FileTransferKey) -> (slot: FileSlot, fd: Int32, position: UInt64, length: Int)? {
+    func nextRequest(_ key: FileTransferKey) -> (slot: FileSlot, reader: ReadAhead, position: UInt64, length: Int)? {
         guard let file = outgoing[key], let slot = file.slot, let request = file.requested.first else { return nil }
-        return (slot, file.fd, request.position, request.length)
+        return (slot, file.reader, request.position, request.length)
     }
 
     /// The chunk `nextRequest` gave went to toxcore.
@@ -147,13 +149,13 @@ struct FriendFileTransfers {
     /// chunk before it asks for the next, as raw toxcore clients do; asked
     /// for in bulk and sent after `tox_iterate`, chunks overrun its congestion
     /// window and the transfer runs at a fraction of the link.
-    var directChunkSources: [FileSlot: Int32] {
-        var sources: [FileSlot: Int32] = [:]
+    var directChunkSources: [FileSlot: ReadAhead] {
+        var sources: [FileSlot: ReadAhead] = [:]
         for file in outgoing.values
         where (file.phase == .offered || file.phase == .sending) && file.requested.isEmpty
             && !file.pausedByUs && !file.pausedByPeer
         {
-            if let slot = file.slot { sources[slot] = file.fd }
+            if let slot = file.slot { sources[slot] = file.reader }
         }
         return sources
     }

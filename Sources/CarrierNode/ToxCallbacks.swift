@@ -1,4 +1,5 @@
 import CToxcore
+import FileSafety
 
 #if canImport(Glibc)
     import Glibc
@@ -39,18 +40,17 @@ final class ToxEventBuffer {
     var events: [ToxEvent] = []
 
     /// Files whose requested chunks are read and sent inside the chunk request
-    /// callback, by toxcore slot: the descriptor to read. The actor sets it
+    /// callback, by toxcore slot: the file's reader. The actor sets it
     /// before each `tox_iterate` (`FriendFileTransfers.directChunkSources`);
     /// a slot leaves it for the rest of the iteration once a chunk could not
     /// go, so later chunks queue behind that one, in order.
-    var chunkSources: [FileSlot: Int32] = [:]
-    private var chunk = [UInt8](repeating: 0, count: 2048)
+    var chunkSources: [FileSlot: ReadAhead] = [:]
 
     /// Reads and sends the chunk toxcore asks for; false if it must wait for
     /// the actor (not a direct source, a short read, or toxcore's queue full).
     private func sendChunk(_ tox: OpaquePointer, _ slot: FileSlot, position: UInt64, length: Int) -> Bool {
-        guard length > 0, let fd = chunkSources[slot] else { return false }
-        let sent = ToxFileChunk.send(tox, slot, fd: fd, position: position, length: length, scratch: &chunk) == .sent
+        guard length > 0, let reader = chunkSources[slot] else { return false }
+        let sent = ToxFileChunk.send(tox, slot, reader: reader, position: position, length: length) == .sent
         if sent {
             events.append(.fileChunkSent(slot, position: position, length: length))
         } else {

@@ -1,13 +1,10 @@
 import CToxcore
+import FileSafety
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// One chunk of a file going out over toxcore: read from the file with
-/// `pread` and handed to `tox_file_send_chunk`. Both places that send chunks
-/// use it: toxcore's chunk-request callback (`ToxEventBuffer`) and the
-/// actor's queue of requests that had to wait (`Carrier.flushFileChunks`).
+/// One chunk of a file going out over toxcore: lent out of the file's
+/// `ReadAhead` block and handed to `tox_file_send_chunk`. Both places that
+/// send chunks use it: toxcore's chunk-request callback (`ToxEventBuffer`)
+/// and the actor's queue of requests that had to wait (`Carrier.flushFileChunks`).
 enum ToxFileChunk {
     /// How one chunk went.
     enum Outcome: Equatable {
@@ -20,24 +17,21 @@ enum ToxFileChunk {
         case refused
     }
 
-    /// Reads `length` bytes at `position` of `fd` into `scratch` (grown as
-    /// needed, kept by the caller to spare an allocation per chunk) and sends them.
-    static func send(
-        _ tox: OpaquePointer, _ slot: FileSlot, fd: Int32, position: UInt64, length: Int, scratch: inout [UInt8]
-    ) -> Outcome {
-        if scratch.count < length { scratch = [UInt8](repeating: 0, count: length) }
-        return scratch.withUnsafeMutableBytes { bytes -> Outcome in
-            guard let base = bytes.baseAddress, pread(fd, base, length, off_t(position)) == length else {
-                return .unreadable
-            }
+    /// Sends the `length` bytes at `position` of the file `reader` reads.
+    static func send(_ tox: OpaquePointer, _ slot: FileSlot, reader: ReadAhead, position: UInt64, length: Int)
+        -> Outcome
+    {
+        let outcome = reader.withBytes(at: position, length: length) { bytes -> Outcome in
             var error = TOX_ERR_FILE_SEND_CHUNK_OK
             _ = tox_file_send_chunk(
-                tox, slot.friend, slot.file, position, base.assumingMemoryBound(to: UInt8.self), length, &error)
+                tox, slot.friend, slot.file, position, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                bytes.count, &error)
             switch error {
             case TOX_ERR_FILE_SEND_CHUNK_OK: return .sent
             case TOX_ERR_FILE_SEND_CHUNK_SENDQ: return .queueFull
             default: return .refused
             }
         }
+        return outcome ?? .unreadable
     }
 }
