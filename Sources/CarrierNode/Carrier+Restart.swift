@@ -30,7 +30,7 @@ extension Carrier {
         }
         outgoing = [:]
         files.forgetSlots()
-        socketWatch?.cancel()
+        thread.watch(nil)
         socketWatch = nil
         _ = buffer.drain()  // events of the old instance
         tox_kill(tox)
@@ -43,8 +43,8 @@ extension Carrier {
             friendIds[state.number] = id
         }
         for node in options.bootstrapNodes { bootstrap(node) }
-        let waker = waker
-        socketWatch = udpPort().flatMap { SocketWatch(udpPort: $0) { waker.wake() } }
+        socketWatch = udpPort().flatMap { SocketWatch(udpPort: $0) }
+        thread.watch(socketWatch)
         toxConnected = false
         isolation.restarted(now: clock.now)
         recovery.restarted(now: clock.now)

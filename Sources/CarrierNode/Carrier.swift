@@ -7,8 +7,9 @@ import Foundation
 /// invites, extensions and groups.
 ///
 /// Threading: the actor owns the `Tox` instance and is the only caller of
-/// toxcore. Its loop runs `tox_iterate`, whose callbacks fire synchronously on
-/// the actor's executor and are turned into `CarrierEvent`s. Events reach
+/// toxcore. It runs on a thread of its own (`NodeThread`, its executor), whose
+/// loop runs `tox_iterate`; toxcore's callbacks fire synchronously there and
+/// are turned into `CarrierEvent`s. Events reach
 /// subscribers through `AsyncStream`s. Call `start()` to go online and
 /// `stop()` before dropping the node: the loop keeps the actor alive until then.
 public actor Carrier {
@@ -16,18 +17,22 @@ public actor Carrier {
     public nonisolated let userId: UserId
     /// The options the node was made with.
     public nonisolated let options: CarrierOptions
+    /// The node's own thread (`NodeThread`): toxcore's loop waits there on its
+    /// socket, and every call into the node runs there, in order.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
 
     /// toxcore; replaced when the node starts it afresh (`restartTox`).
     var tox: OpaquePointer
     let buffer = ToxEventBuffer()
-    let waker = LoopWaker()
+    /// The actor's executor and the loop's wait (on toxcore's socket or the next interval).
+    nonisolated let thread = NodeThread(name: "carrier-node")
     let clock = ContinuousClock()
     let store: NodeStore?
     /// The data directory's lock, held until `stop()`.
     let lockFd: Int32?
 
     var loopTask: Task<Void, Never>?
-    /// Wakes the loop when the UDP socket has data (see `SocketWatch`).
+    /// toxcore's UDP socket, whose datagrams end the loop's sleep (see `SocketWatch`).
     var socketWatch: SocketWatch?
     var running = false
     var killed = false
@@ -196,11 +201,13 @@ public actor Carrier {
         for node in options.bootstrapNodes { bootstrap(node) }
         recovery = OfflineRecovery(startedAt: clock.now, restarts: options.restartsWhenOffline)
         offline = OfflineRecord(since: clock.now)
-        let waker = waker
-        socketWatch = udpPort().flatMap { SocketWatch(udpPort: $0) { waker.wake() } }
+        socketWatch = udpPort().flatMap { SocketWatch(udpPort: $0) }
+        thread.watch(socketWatch)
         running = true
         loopTask = Task { await self.runLoop() }
     }
+
+    deinit { thread.finish() }
 
     /// Stops the loop, saves the state, fails whatever is pending and frees toxcore.
     /// A second call (from another task while the first awaits) waits for the first.
@@ -213,9 +220,9 @@ public actor Carrier {
         stopping = true
         defer { stopped.open() }
         running = false
-        waker.wake()
+        thread.wake()
         await loopTask?.value
-        socketWatch?.cancel()
+        thread.watch(nil)  // before toxcore closes the socket
         socketWatch = nil
         for deposit in deposits { await deposit.value }
         deposits = []
@@ -259,14 +266,14 @@ public actor Carrier {
                 hasFileTraffic
                 ? min(options.busyInterval, toxInterval)
                 : busy ? options.busyInterval : min(options.idleInterval, toxInterval)
-            await waker.sleep(for: interval)
+            await thread.sleep(for: interval)
         }
     }
 
     func iterate() {
         buffer.chunkSources = hasFileTraffic ? files.directChunkSources : [:]
         tox_iterate(tox, buffer.pointer)
-        socketWatch?.rearm()
+        thread.rearm()
         for event in buffer.drain() { handle(event) }
         updateConnection()
         switch recovery.due(now: clock.now) {
@@ -297,7 +304,7 @@ public actor Carrier {
     /// Wakes the loop so queued work goes out now rather than after the idle sleep.
     func noteActivity() {
         lastActivity = clock.now
-        waker.wake()
+        thread.wake()
     }
 
     func ensureAlive() throws(CarrierError) {

@@ -1,12 +1,11 @@
 import AsyncExtras
-import Dispatch
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Wakes the node's loop when toxcore's UDP socket has a datagram, so a
-/// packet is handled at once instead of after the loop's idle sleep (a
+/// toxcore's UDP socket, which the node's thread waits on (`NodeThread`),
+/// so a packet is handled at once instead of after the loop's idle sleep (a
 /// message with its receipt took ~60 ms, set by that sleep on both sides).
 /// toxcore does not expose its socket; the process owns it, so it is found
 /// among the process's descriptors by the port it is bound to.
@@ -16,68 +15,38 @@ import Dispatch
 /// the source of the datagram at the head of the queue, a sample that on a
 /// live network meets another node within seconds.
 ///
-/// Threading: the read source's handler runs on a private serial queue; it
-/// never reads (toxcore does, in `tox_iterate`; a peek takes nothing) and
-/// suspends itself until the loop has iterated (`rearm`), so a datagram wakes
-/// the loop once.
-/// `@unchecked`: a dispatch source may be resumed, suspended and cancelled from any thread.
-final class SocketWatch: @unchecked Sendable {
-    private let source: any DispatchSourceRead
-    /// Whether the handler suspended the source (shared with the handler).
-    private let suspension = Locked(false)
-    private let cancelled = DispatchSemaphore(value: 0)
-    /// When a datagram from another node was last seen (written by the handler).
+/// Threading: `datagramArrived` runs on the node's thread; it never reads
+/// (toxcore does, in `tox_iterate`; a peek takes nothing). The socket is
+/// watched again only after the loop has iterated (`NodeThread.rearm`), so a
+/// datagram wakes the loop once.
+final class SocketWatch: Sendable {
+    /// The socket's descriptor (toxcore's; it closes it).
+    let fd: Int32
+    private let port: UInt16
+    /// When a datagram from another node was last seen.
     private let heard = Locked<ContinuousClock.Instant?>(nil)
+    /// This host's addresses, looked up again every 10 s.
+    private let local = Locked((addresses: DatagramOrigin.localAddresses(), at: ContinuousClock.now))
 
     /// When a datagram from another node's address was last seen, if ever.
     var lastHeardFromOthers: ContinuousClock.Instant? { heard.withLock { $0 } }
 
     /// Watches the UDP socket bound to `port`; nil if none is found.
-    init?(udpPort port: UInt16, onReadable: @escaping @Sendable () -> Void) {
+    init?(udpPort port: UInt16) {
         guard let fd = Self.udpSocket(boundTo: port) else { return nil }
-        source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "carrier-node-socket"))
-        let suspension = suspension
-        let source = source
-        let heard = heard
-        // This host's addresses, looked up again every 10 s (handler queue only, but Sendable).
-        let local = Locked((addresses: DatagramOrigin.localAddresses(), at: ContinuousClock.now))
-        source.setEventHandler {
-            if let origin = DatagramOrigin.peek(fd) {
-                let now = ContinuousClock.now
-                let addresses = local.withLock { cache in
-                    if now - cache.at > .seconds(10) { cache = (DatagramOrigin.localAddresses(), now) }
-                    return cache.addresses
-                }
-                if !origin.isOwn(ownPort: port, localAddresses: addresses) { heard.withLock { $0 = now } }
-            }
-            // Suspend and mark under one lock, so `rearm` never resumes before the suspend.
-            suspension.withLock { suspended in
-                guard !suspended else { return }
-                suspended = true
-                source.suspend()
-            }
-            onReadable()
-        }
-        let cancelled = cancelled
-        source.setCancelHandler { cancelled.signal() }
-        source.resume()
+        self.fd = fd
+        self.port = port
     }
 
-    /// Listens again after the loop has read what was there.
-    func rearm() {
-        suspension.withLock { suspended in
-            guard suspended else { return }
-            suspended = false
-            source.resume()
+    /// The socket has a datagram: notes whether another node sent it.
+    func datagramArrived() {
+        guard let origin = DatagramOrigin.peek(fd) else { return }
+        let now = ContinuousClock.now
+        let addresses = local.withLock { cache in
+            if now - cache.at > .seconds(10) { cache = (DatagramOrigin.localAddresses(), now) }
+            return cache.addresses
         }
-    }
-
-    /// Stops watching; returns once the source lets go of the descriptor
-    /// (before toxcore closes it). Bounded.
-    func cancel() {
-        rearm()
-        source.cancel()
-        _ = cancelled.wait(timeout: .now() + 1)
+        if !origin.isOwn(ownPort: port, localAddresses: addresses) { heard.withLock { $0 = now } }
     }
 
     /// The descriptor of a UDP socket of this process bound to `port`.
