@@ -18,8 +18,10 @@ references in one run:
   later ones find it warm.
 
 PATHS=toxcore (or direct) runs one path only. Prints MB/s for each run, the medians, and the ratios: our direct path over
-aiortc's data channel, our toxcore path over raw toxcore's."""
-import json, os, shutil, statistics, subprocess, sys, tempfile, time
+aiortc's data channel, our toxcore path over raw toxcore's. On toxcore's path it also prints the CPU time that sender and
+receiver spent per 100 MB (user and system, over all the runs on one link): the two processes share this machine's
+cores, so at speed what each chunk costs sets the rate, and the CPU time varies far less from run to run than MB/s."""
+import json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 
 carrier = sys.argv[1] if len(sys.argv) > 1 else ".build/release/carrier"
 size_mb = int(os.environ.get("SIZE_MB", "30"))
@@ -29,6 +31,7 @@ paths = os.environ.get("PATHS", "direct,toxcore").split(",")
 root = tempfile.mkdtemp(prefix="carrier-bench-files-")
 here = os.path.dirname(os.path.abspath(__file__))
 procs = []
+cpu = {}  # toxcore's path: CPU seconds of (sender, receiver) over all the runs on one link
 
 
 def start(args, stdout=subprocess.PIPE, **kwargs):
@@ -68,14 +71,27 @@ def send(bob, path, extra, wall=False, expect="toxcore"):
     return result["bytes"] / 1e6 / seconds if wall else result["MBps"]
 
 
+def cpu_seconds(pid):
+    """User and system CPU time of a running process so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds():
+    """User and system CPU time of the children waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def ours():
     node = start([carrier, "node", "--host", "127.0.0.1"])
     entry = node.stdout.readline().strip()
     common = ["--bootstrap", entry, "--loopback"]
     bob = json.loads(subprocess.run([carrier, "id", "--json", "--data", root + "/bob"], capture_output=True,
                                     text=True).stdout.strip().splitlines()[-1])
-    start([carrier, "listen", "--accept-friends", "--receive-dir", root + "/inbox", "--host-ip", "127.0.0.1",
-           "--json", "--data", root + "/bob"] + common, stdout=subprocess.DEVNULL)
+    listener = start([carrier, "listen", "--accept-friends", "--receive-dir", root + "/inbox", "--host-ip",
+                      "127.0.0.1", "--json", "--data", root + "/bob"] + common, stdout=subprocess.DEVNULL)
     added = subprocess.run([carrier, "friend", "add", bob["address"], "--wait", "90", "--data", root + "/alice"]
                            + common, capture_output=True, text=True, timeout=150)
     if added.returncode != 0:
@@ -89,7 +105,9 @@ def ours():
     daemon = start([carrier, "daemon", "--host-ip", "127.0.0.1", "--json", "--data", root + "/alice"] + common)
     while "daemonReady" not in (daemon.stdout.readline() or "daemonReady"):
         pass
+    before = (cpu_seconds(daemon.pid), cpu_seconds(listener.pid))
     through_daemon = [send(bob, path, ["--toxcore"]) for path in payloads]
+    cpu["ours"] = (cpu_seconds(daemon.pid) - before[0], cpu_seconds(listener.pid) - before[1])
     direct = []
     big = payload(0, direct_mb) if "direct" in paths else None
     for run in range(runs if big else 0):
@@ -118,6 +136,7 @@ def raw_toxcore():
     subprocess.run(["cc", "-O2", "-o", binary, os.path.join(here, "tox_file_bench.c"), *flags], check=True)
     receiver = start([binary, "recv"])
     me = json.loads(receiver.stdout.readline())
+    before = (children_cpu_seconds(), cpu_seconds(receiver.pid))
     sent = subprocess.run([binary, "send", "127.0.0.1", str(me["port"]), me["dhtKey"], me["address"],
                            str(size_mb << 20), str(runs)], capture_output=True, text=True, timeout=900)
     if sent.returncode != 0:
@@ -126,6 +145,7 @@ def raw_toxcore():
     for _ in range(runs):
         line = json.loads(receiver.stdout.readline())
         rates.append(line["received"] / 1e6 / (line["ms"] / 1000))  # MB (10^6 bytes), as send-file counts
+    cpu["raw"] = (children_cpu_seconds() - before[0], cpu_seconds(receiver.pid) - before[1])
     return rates
 
 
@@ -155,6 +175,11 @@ try:
         raw_warm = row("raw c-toxcore (tox_file_bench), one link", raw)
         print("ours through the daemon / raw toxcore: cold %.2f, warm %.2f" % (through_daemon[0] / raw[0],
                                                                              ours_warm / raw_warm))
+        megabytes = size_mb * runs * 1.048576  # the payloads are MiB
+        per_100 = {name: [seconds * 100 / megabytes for seconds in pair] for name, pair in cpu.items()}
+        for name, label in (("ours", "ours (daemon, listen)"), ("raw", "raw c-toxcore (send, recv)")):
+            print("CPU seconds per 100 MB, %-27s %6.2f  (%.2f + %.2f)" % (label, sum(per_100[name]), *per_100[name]))
+        print("CPU per MB, ours / raw toxcore: %.2f" % (sum(per_100["ours"]) / sum(per_100["raw"])))
 finally:
     for p in procs:
         p.terminate()
