@@ -42,16 +42,9 @@ public final class BlockFile {
         let block = [UInt8](unsafeUninitializedCapacity: max(count, 0)) { buffer, initialized in
             initialized = 0
             guard let base = buffer.baseAddress else { return }
-            while initialized < count {
-                let got = Glibc.read(descriptor, base + initialized, count - initialized)
-                if got > 0 {
-                    initialized += got
-                } else if got == 0 {
-                    break
-                } else if errno != EINTR {
-                    failure = errno
-                    break
-                }
+            (initialized, failure) = Self.readAll(into: UnsafeMutableRawPointer(base), count: count) {
+                pointer, left, _ in
+                Glibc.read(descriptor, pointer, left)
             }
         }
         if failure != 0 { throw Failure(code: failure) }
@@ -78,6 +71,26 @@ public final class BlockFile {
     /// Writes all of `bytes` at the current position.
     public func write(_ bytes: [UInt8]) throws(Failure) {
         try writeAll(bytes) { pointer, count, _ in Glibc.write(descriptor, pointer, count) }
+    }
+
+    /// Calls `read(pointer, count, offset)` until `count` bytes are at `base`
+    /// or the file ends (EINTR is tried again): how many came, and the errno
+    /// of a read that failed (0 if none did). `offset` is how many came before.
+    static func readAll(
+        into base: UnsafeMutableRawPointer, count: Int, _ read: (UnsafeMutableRawPointer, Int, Int) -> Int
+    ) -> (got: Int, failure: Int32) {
+        var got = 0
+        while got < count {
+            let came = read(base + got, count - got, got)
+            if came > 0 {
+                got += came
+            } else if came == 0 {
+                break
+            } else if errno != EINTR {
+                return (got, errno)
+            }
+        }
+        return (got, 0)
     }
 
     /// Calls `write(pointer, count, offset)` until every byte is written (a

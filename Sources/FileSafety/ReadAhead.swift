@@ -43,17 +43,11 @@ public final class ReadAhead {
     private func fill(at position: UInt64, atLeast: Int) -> Bool {
         let size = max(blockSize, atLeast)
         if block.count != size { block = [UInt8](repeating: 0, count: size) }
-        var got = 0
-        block.withUnsafeMutableBytes { bytes in
-            guard let base = bytes.baseAddress else { return }
-            while got < size {
-                let read = pread(fd, base + got, size - got, off_t(position) + off_t(got))
-                if read > 0 {
-                    got += read
-                } else if read == 0 || errno != EINTR {
-                    break
-                }
-            }
+        let got = block.withUnsafeMutableBytes { bytes -> Int in
+            guard let base = bytes.baseAddress else { return 0 }
+            return BlockFile.readAll(into: base, count: size) { pointer, left, done in
+                pread(fd, pointer, left, off_t(position) + off_t(done))
+            }.got  // a failed read: fewer bytes, as at the end
         }
         blockStart = position
         if got < size { block.removeLast(size - got) }
