@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """make bench, the network lab: across each NAT case, `carrier rtc` beside
 aiortc (setup time, ICE after the answer, data-channel MB/s for a 20 MB
-file), and friends finding each other, our node beside raw c-toxcore.
+file); a 64 MB file between friends with `send-file` (over a direct session)
+behind two cone routers and with UDP blocked at one site, against the issue's
+bar of 20 MB/s; and friends finding each other, our node beside raw c-toxcore.
 
 usage: bench_lab.py CARRIER   (RUNS=5 by default; needs root, as the lab does)
 
@@ -17,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "Tests", "Lab"))
+import lab_calls  # noqa: E402
 import lab_node  # noqa: E402
 import lab_rtc  # noqa: E402
 import labservices  # noqa: E402
@@ -36,6 +39,48 @@ def ratio(ours, theirs):
 
 def show(value):
     return "-" if value is None else f"{value:.1f}"
+
+
+def friend_files(lab, carrier, work, coturn, bootstrap):
+    """Alice sends Bob 64 MB with `send-file` through her `listen`, RUNS times in
+    each of lab_calls' file cases: MB/s from the command's start to Bob's
+    verdict, against the issue's bar between two cone routers."""
+    lab_calls.NETWORK["ca"] = coturn.ca_file
+    express = labservices.ExpressNode(lab, carrier, work, coturn)
+    network = ["--bootstrap", bootstrap.entry, "--express", express.entry]
+    lab.set_nat("a", "cone")
+    lab.set_nat("b", "cone")
+    alice = lab_calls.Friend(lab, "alice", "a", carrier, work, network)
+    bob = lab_calls.Friend(lab, "bob", "b", carrier, work, network)
+    file = os.path.join(work, "friend-file.bin")
+    with open(file, "wb") as handle:
+        handle.write(os.urandom(lab_calls.FRIEND_FILE_BYTES))
+    print(f"\nLab, a {lab_calls.FRIEND_FILE_BYTES >> 20} MB file to a friend (send-file through Alice's listen, "
+          f"start to Bob's verdict), {RUNS} runs each:")
+    print("| case | intact, direct | MB/s median (min-max) | bar |\n|---|---|---|---|")
+    try:
+        befriend = alice.run(["friend", "add", bob.address, "--wait", "120", "--json"], 150)
+        if befriend.returncode != 0:
+            print(f"| (Alice and Bob did not become friends: {befriend.stderr.strip()[-200:]}) | | | |")
+            return
+        for case in lab_calls.FILE_CASES:
+            _, _, nat_a, nat_b, _ = lab_rtc.CASES[case]
+            lab.set_nat("a", nat_a)
+            lab.set_nat("b", nat_b)
+            results = [lab_calls.file_to_friend(alice, bob, case, file, floor=0) for _ in range(RUNS)]
+            speeds = [r["MBps"] for r in results if r["ok"] and r["MBps"]]
+            bar = "-"
+            if case == "cone-cone":
+                bar = (f"{lab_calls.FILE_BAR_MBPS} MB/s: "
+                       f"{'met' if speeds and median(speeds) >= lab_calls.FILE_BAR_MBPS else 'NOT met'}")
+            spread = f"{median(speeds):.1f} ({min(speeds):.1f}-{max(speeds):.1f})" if speeds else "-"
+            print(f"| {case} | {len(speeds)}/{RUNS} | {spread} | {bar} |", flush=True)
+    finally:
+        for friend in (alice, bob, express):
+            friend.process.terminate()
+            friend.process.wait(timeout=30)
+        lab.set_nat("a", "cone")
+        lab.set_nat("b", "cone")
 
 
 def main():
@@ -71,8 +116,10 @@ def main():
         print("|---|---|---|---|---|---|---|---|---|---|---|")
         print("\n".join(rows))
 
-        binary = lab_node.build_raw(work)
         bootstrap = labservices.BootstrapNode(lab, carrier, work)
+        friend_files(lab, carrier, work, coturn, bootstrap)
+
+        binary = lab_node.build_raw(work)
         print(f"\nLab, friends finding each other (from Alice's start to the friend link), {RUNS} runs each:")
         print("| case | ours, median s (min-max) | raw toxcore | ratio |\n|---|---|---|---|")
         for case, (nat_a, nat_b, mode) in lab_node.CASES.items():
