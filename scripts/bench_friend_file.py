@@ -21,7 +21,7 @@ PATHS=toxcore (or direct) runs one path only. Prints MB/s for each run, the medi
 aiortc's data channel, our toxcore path over raw toxcore's. On toxcore's path it also prints the CPU time that sender and
 receiver spent per 100 MB (user and system, over all the runs on one link): the two processes share this machine's
 cores, so at speed what each chunk costs sets the rate, and the CPU time varies far less from run to run than MB/s."""
-import json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
+import json, os, resource, shutil, statistics, subprocess, sys, tempfile, threading, time
 
 carrier = sys.argv[1] if len(sys.argv) > 1 else ".build/release/carrier"
 size_mb = int(os.environ.get("SIZE_MB", "30"))
@@ -32,6 +32,8 @@ root = tempfile.mkdtemp(prefix="carrier-bench-files-")
 here = os.path.dirname(os.path.abspath(__file__))
 procs = []
 cpu = {}  # toxcore's path: CPU seconds of (sender, receiver) over all the runs on one link
+at_receiver = []  # toxcore's path through the daemon, MB/s at the receiver (offer to completion)
+heard = []  # (monotonic seconds, event) for each JSON line the receiving `listen` printed
 
 
 def start(args, stdout=subprocess.PIPE, **kwargs):
@@ -84,6 +86,31 @@ def children_cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
+def hear(listener):
+    """Reads the receiver's events to the end (so its pipe never fills), each
+    with the time it came."""
+    for line in listener.stdout:
+        try:
+            heard.append((time.monotonic(), json.loads(line)))
+        except ValueError:
+            pass
+
+
+def received_rates(after):
+    """MB/s at the receiver for each incoming file offered after `after`
+    (monotonic): from its offer to its completion, as raw toxcore's receiver
+    counts from the offer to the last byte (ours also checks the SHA-256)."""
+    offered, rates = {}, []
+    for at, event in list(heard):
+        if at < after or event.get("event") != "file" or event.get("direction") != "in":
+            continue
+        if event.get("state") == "offered":
+            offered[event["transfer"]] = at
+        elif event.get("outcome") == "completed" and event["transfer"] in offered:
+            rates.append(event["bytes"] / 1e6 / (at - offered.pop(event["transfer"])))
+    return rates
+
+
 def ours():
     node = start([carrier, "node", "--host", "127.0.0.1"])
     entry = node.stdout.readline().strip()
@@ -91,7 +118,8 @@ def ours():
     bob = json.loads(subprocess.run([carrier, "id", "--json", "--data", root + "/bob"], capture_output=True,
                                     text=True).stdout.strip().splitlines()[-1])
     listener = start([carrier, "listen", "--accept-friends", "--receive-dir", root + "/inbox", "--host-ip",
-                      "127.0.0.1", "--json", "--data", root + "/bob"] + common, stdout=subprocess.DEVNULL)
+                      "127.0.0.1", "--json", "--data", root + "/bob"] + common)
+    threading.Thread(target=hear, args=(listener,), daemon=True).start()
     added = subprocess.run([carrier, "friend", "add", bob["address"], "--wait", "90", "--data", root + "/alice"]
                            + common, capture_output=True, text=True, timeout=150)
     if added.returncode != 0:
@@ -106,7 +134,9 @@ def ours():
     while "daemonReady" not in (daemon.stdout.readline() or "daemonReady"):
         pass
     before = (cpu_seconds(daemon.pid), cpu_seconds(listener.pid))
+    daemon_started = time.monotonic()
     through_daemon = [send(bob, path, ["--toxcore"]) for path in payloads]
+    at_receiver.extend(received_rates(daemon_started))
     cpu["ours"] = (cpu_seconds(daemon.pid) - before[0], cpu_seconds(listener.pid) - before[1])
     direct = []
     big = payload(0, direct_mb) if "direct" in paths else None
@@ -172,9 +202,14 @@ try:
                                       "warm", "each run"))
         row("ours: send-file --toxcore, a new process each time", alone)
         ours_warm = row("ours: send-file --toxcore through the daemon, one link", through_daemon)
+        if len(at_receiver) == len(through_daemon):
+            ours_heard = row("ours through the daemon, at the receiver: offer to completion", at_receiver)
         raw_warm = row("raw c-toxcore (tox_file_bench), one link", raw)
         print("ours through the daemon / raw toxcore: cold %.2f, warm %.2f" % (through_daemon[0] / raw[0],
                                                                              ours_warm / raw_warm))
+        if len(at_receiver) == len(through_daemon):
+            print("the same, both counted at the receiver from the offer: cold %.2f, warm %.2f"
+                  % (at_receiver[0] / raw[0], ours_heard / raw_warm))
         megabytes = size_mb * runs * 1.048576  # the payloads are MiB
         per_100 = {name: [seconds * 100 / megabytes for seconds in pair] for name, pair in cpu.items()}
         for name, label in (("ours", "ours (daemon, listen)"), ("raw", "raw c-toxcore (send, recv)")):

@@ -19,6 +19,15 @@ public struct FileTransferKey: Hashable, Sendable, CustomStringConvertible {
         self.outgoing = outgoing
     }
 
+    /// The friend, the direction and the SHA-256's bytes in one piece (an
+    /// array hashes element by element; toxcore's path looks a transfer up for
+    /// every chunk). Equality still compares every field.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(friend)
+        hasher.combine(outgoing)
+        sha256.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
     /// `out:` or `in:` and the first 16 hex digits of the SHA-256.
     public var description: String { (outgoing ? "out:" : "in:") + Hex.encode(Array(sha256.prefix(8))) }
     /// The SHA-256 in hex.

@@ -53,8 +53,10 @@ final class NodeThread: SerialExecutor, @unchecked Sendable {
             }
         }
         (wakeRead, wakeWrite) = (ends[0], ends[1])
-        let thread = Thread { [self] in run() }
-        thread.name = name
+        let thread = Thread { [self] in
+            Self.nameCurrentThread(name)
+            run()
+        }
         thread.start()
     }
 
@@ -142,6 +144,18 @@ final class NodeThread: SerialExecutor, @unchecked Sendable {
 
     func checkIsolated() {
         precondition(isCurrent, "not on the node's thread")
+    }
+
+    /// Foundation keeps a name set before start to itself on Linux, so the
+    /// thread names itself (what pthread_setname_np does for another thread;
+    /// Glibc's module does not export it): top, perf and gdb then show it.
+    /// The kernel keeps 15 bytes.
+    private static func nameCurrentThread(_ name: String) {
+        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
     }
 
     private func run() {

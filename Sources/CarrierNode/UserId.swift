@@ -24,6 +24,12 @@ public struct UserId: Hashable, Sendable, CustomStringConvertible, Codable {
     /// The user id in base58.
     public var description: String { Base58.encode(publicKey) }
 
+    /// The key's bytes in one piece: an array hashes element by element, and
+    /// toxcore's path looks a transfer up by friend for every chunk.
+    public func hash(into hasher: inout Hasher) {
+        publicKey.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
     /// Decodes a base58 string.
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)

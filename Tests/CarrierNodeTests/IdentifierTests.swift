@@ -60,3 +60,32 @@ import Testing
         #expect(UserId(Base58.encode([UInt8](repeating: 9, count: 31))) == nil)
     }
 }
+
+/// User ids and transfer keys hash their bytes in one piece: equal values
+/// must still hash alike and unequal ones stay apart in a set.
+@Suite struct IdentifierHashingTests {
+    private static func id(_ byte: UInt8) -> UserId? { UserId(publicKey: [UInt8](repeating: byte, count: 32)) }
+
+    @Test func equalUserIdsHashAlikeAndDifferentOnesStayApart() throws {
+        let one = try #require(Self.id(1))
+        let again = try #require(UserId(one.description))
+        let other = try #require(Self.id(2))
+        #expect(one.hashValue == again.hashValue)
+        #expect(Set([one, again, other]).count == 2)
+    }
+
+    @Test func transferKeysTellFriendDirectionAndFileApart() throws {
+        let friend = try #require(Self.id(1))
+        let sha = [UInt8](repeating: 7, count: 32)
+        let key = FileTransferKey(friend: friend, sha256: sha, outgoing: true)
+        #expect(key.hashValue == FileTransferKey(friend: friend, sha256: sha, outgoing: true).hashValue)
+        let keys: Set = [
+            key,
+            FileTransferKey(friend: friend, sha256: sha, outgoing: false),
+            FileTransferKey(friend: try #require(Self.id(2)), sha256: sha, outgoing: true),
+            FileTransferKey(friend: friend, sha256: [UInt8](repeating: 8, count: 32), outgoing: true),
+            FileTransferKey(friend: friend, sha256: sha, outgoing: true),
+        ]
+        #expect(keys.count == 4)
+    }
+}

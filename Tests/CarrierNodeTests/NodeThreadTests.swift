@@ -29,6 +29,12 @@ private actor OnNodeThread {
     func unwatch() { thread.watch(nil) }
 
     func onThread() -> Bool { thread.isCurrent }
+
+    /// The name the kernel shows for the thread this runs on.
+    func threadName() -> String? {
+        (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
 }
 
 @Suite struct NodeThreadTests {
@@ -51,6 +57,8 @@ private actor OnNodeThread {
         #expect(!node.thread.isCurrent)
         let slept = await node.sleep(.milliseconds(30))
         #expect(slept >= .milliseconds(29) && slept < .seconds(2))
+        // Named, so top, perf and gdb tell the node's thread from the pool's.
+        #expect(await node.threadName() == "test-node")
     }
 
     /// `wake` from another thread ends the sleep at once, and a wake that
