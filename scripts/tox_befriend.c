@@ -12,6 +12,12 @@
  *          starts fresh, asks ADDRESS for friendship, and prints
  *          {"joinedMs":…,"connectedMs":…,"link":"udp"|"tcp"} (ms after the
  *          start) once the friend is connected; exits 1 after 120 s
+ *        tox_befriend redial HOST PORT DHT_KEY_HEX ADDRESS_HEX SAVEFILE [udp|tcp]
+ *          as add, but a returning friend: with SAVEFILE present it starts from
+ *          that saved state (its identity and ADDRESS as a friend already),
+ *          else it asks ADDRESS for friendship; once connected it stays 3 s
+ *          (a short call), saves its state to SAVEFILE and stops with
+ *          tox_kill, as a client run once per call does (scripts/redial.py)
  * "tcp" turns UDP off: the node reaches the network through TCP relays only.
  */
 #include <stdbool.h>
@@ -40,11 +46,19 @@ static void friend_connection(Tox *tox, uint32_t number, TOX_CONNECTION status, 
 
 int main(int argc, char **argv) {
     if (argc < 5) {
-        fprintf(stderr, "usage: tox_befriend listen|add HOST PORT DHT_KEY_HEX [ADDRESS_HEX] [udp|tcp]\n");
+        fprintf(stderr, "usage: tox_befriend listen|add|redial HOST PORT DHT_KEY_HEX [ADDRESS_HEX [SAVEFILE]] "
+                        "[udp|tcp]\n");
         return 2;
     }
-    bool adding = strcmp(argv[1], "add") == 0;
-    const char *mode = argc > (adding ? 6 : 5) ? argv[adding ? 6 : 5] : "udp";
+    bool redial = strcmp(argv[1], "redial") == 0;
+    bool adding = redial || strcmp(argv[1], "add") == 0;
+    const char *savefile = redial && argc > 6 ? argv[6] : NULL;
+    int mode_at = redial ? 7 : adding ? 6 : 5;
+    const char *mode = argc > mode_at ? argv[mode_at] : "udp";
+    if (redial && !savefile) {
+        fprintf(stderr, "tox_befriend: redial needs a SAVEFILE\n");
+        return 2;
+    }
     uint8_t key[TOX_PUBLIC_KEY_SIZE];
     uint8_t address[TOX_ADDRESS_SIZE];
     if (!unhex(argv[4], key, sizeof key) || (adding && (argc < 6 || !unhex(argv[5], address, sizeof address)))) {
@@ -54,7 +68,21 @@ int main(int argc, char **argv) {
     double started = now_ms();
     struct Tox_Options *options = tox_options_new(NULL);
     tox_options_set_ipv6_enabled(options, false);
+#ifdef NO_LOCAL_DISCOVERY
+    /* scripts/redial.py: as our nodes run with --loopback, so neither side
+     * finds the other by LAN broadcasts, which reach this machine's own ports. */
+    tox_options_set_local_discovery_enabled(options, false);
+#endif
     tox_options_set_udp_enabled(options, strcmp(mode, "tcp") != 0);
+    static uint8_t saved[1 << 20];
+    size_t saved_size = 0;
+    FILE *in = savefile ? fopen(savefile, "rb") : NULL;
+    if (in) {
+        saved_size = fread(saved, 1, sizeof saved, in);
+        fclose(in);
+        tox_options_set_savedata_type(options, TOX_SAVEDATA_TYPE_TOX_SAVE);
+        tox_options_set_savedata_data(options, saved, saved_size);
+    }
     Tox *tox = tox_new(options, NULL);
     tox_options_free(options);
     if (!tox) {
@@ -73,7 +101,7 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < sizeof own; i++) printf("%02X", own[i]);
         printf("\"}\n");
         fflush(stdout);
-    } else {
+    } else if (saved_size == 0) {
         static const uint8_t hello[] = "hello";
         if (tox_friend_add(tox, address, hello, sizeof hello - 1, NULL) == UINT32_MAX) {
             fprintf(stderr, "tox_befriend: tox_friend_add failed\n");
@@ -94,6 +122,22 @@ int main(int argc, char **argv) {
             printf("{\"joinedMs\":%.1f,\"connectedMs\":%.1f,\"link\":\"%s\"}\n", joined, now_ms() - started,
                    friend_link == TOX_CONNECTION_UDP ? "udp" : "tcp");
             fflush(stdout);
+            if (redial) {
+                double connected = now_ms();
+                while (now_ms() - connected < 3000) {
+                    tox_iterate(tox, NULL);
+                    usleep(tox_iteration_interval(tox) * 1000);
+                }
+                size_t size = tox_get_savedata_size(tox);
+                uint8_t *data = malloc(size);
+                FILE *out = data ? fopen(savefile, "wb") : NULL;
+                if (out) {
+                    tox_get_savedata(tox, data);
+                    fwrite(data, 1, size, out);
+                    fclose(out);
+                }
+                free(data);
+            }
             tox_kill(tox);
             return 0;
         }
