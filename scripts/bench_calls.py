@@ -46,8 +46,8 @@ def base58_to_hex(text):
 class Lines:
     """A child's stdout lines, collected by a thread; waited for with a timeout."""
 
-    def __init__(self, args, stdin=None, stderr=subprocess.DEVNULL):
-        self.process = subprocess.Popen(args, stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, text=True)
+    def __init__(self, args, stdin=None, stderr=subprocess.DEVNULL, env=None):
+        self.process = subprocess.Popen(args, stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env)
         self.lines = []
         self.cond = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
