@@ -31,7 +31,6 @@ extension Carrier {
         outgoing = [:]
         files.forgetSlots()
         thread.watch(nil)
-        socketWatch = nil
         _ = buffer.drain()  // events of the old instance
         tox_kill(tox)
         tox = replacement
@@ -43,8 +42,7 @@ extension Carrier {
             friendIds[state.number] = id
         }
         for node in options.bootstrapNodes { bootstrap(node) }
-        socketWatch = udpPort().flatMap { SocketWatch(udpPort: $0) }
-        thread.watch(socketWatch)
+        thread.watch(udpPort().flatMap { SocketWatch(udpPort: $0) })
         toxConnected = false
         isolation.restarted(now: clock.now)
         recovery.restarted(now: clock.now)

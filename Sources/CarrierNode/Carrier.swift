@@ -32,8 +32,9 @@ public actor Carrier {
     let lockFd: Int32?
 
     var loopTask: Task<Void, Never>?
-    /// toxcore's UDP socket, whose datagrams end the loop's sleep (see `SocketWatch`).
-    var socketWatch: SocketWatch?
+    /// toxcore's UDP socket, whose datagrams end the loop's sleep (see
+    /// `SocketWatch`): the one the thread watches, set with `thread.watch`.
+    var socketWatch: SocketWatch? { thread.socket }
     var running = false
     var killed = false
     /// `stop` is under way (it awaits the loop and the deposits), and when it is done.
@@ -201,8 +202,7 @@ public actor Carrier {
         for node in options.bootstrapNodes { bootstrap(node) }
         recovery = OfflineRecovery(startedAt: clock.now, restarts: options.restartsWhenOffline)
         offline = OfflineRecord(since: clock.now)
-        socketWatch = udpPort().flatMap { SocketWatch(udpPort: $0) }
-        thread.watch(socketWatch)
+        thread.watch(udpPort().flatMap { SocketWatch(udpPort: $0) })
         running = true
         loopTask = Task { await self.runLoop() }
     }
@@ -223,7 +223,6 @@ public actor Carrier {
         thread.wake()
         await loopTask?.value
         thread.watch(nil)  // before toxcore closes the socket
-        socketWatch = nil
         for deposit in deposits { await deposit.value }
         deposits = []
         loopTask = nil

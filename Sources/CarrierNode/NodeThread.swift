@@ -39,9 +39,9 @@ final class NodeThread: SerialExecutor, @unchecked Sendable {
     private let wakeWrite: Int32
     /// The thread, once it runs.
     private let current = Locked<pthread_t?>(nil)
-    /// The socket watched, and whether a datagram may wake the loop (the
-    /// thread's own: set only by the actor, on this thread).
-    private var socket: SocketWatch?
+    /// The socket watched (`watch`; read and set only by the actor, on this thread).
+    private(set) var socket: SocketWatch?
+    /// Whether a datagram may wake the loop (the thread's own).
     private var socketArmed = false
 
     init(name: String) {
