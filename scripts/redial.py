@@ -31,22 +31,15 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Lab"))
 from bench_calls import Lines, stop_all  # noqa: E402
+import lab_node  # noqa: E402
 import labservices  # noqa: E402
 
 CARRIER = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/release/carrier"))
 RUNS = int(os.environ.get("RUNS", "20"))
 MODES = os.environ.get("MODE", "raw,add,call").split(",")
 SLOW = 20
-
-
-def build_raw(work):
-    binary = os.path.join(work, "tox_befriend")
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "toxcore"], capture_output=True, text=True,
-                           check=True).stdout.split()
-    subprocess.run(["cc", "-O2", "-DNO_LOCAL_DISCOVERY", "-o", binary, os.path.join(ROOT, "scripts", "tox_befriend.c"),
-                    *flags], check=True)
-    return binary
 
 
 def ours(mode, work, entry):
@@ -83,7 +76,7 @@ def main():
     work = tempfile.mkdtemp(prefix="carrier-redial-")
     summaries = []
     try:
-        binary = build_raw(work) if "raw" in MODES else None
+        binary = lab_node.build_raw(work, ["NO_LOCAL_DISCOVERY"]) if "raw" in MODES else None
         for mode in MODES:
             node = listener = None
             try:

@@ -33,11 +33,13 @@ import netlab  # noqa: E402
 CASES = {"cone-cone": ("cone", "cone", "udp"), "udpblocked-cone": ("udp-blocked", "cone", "tcp")}
 
 
-def build_raw(work):
+def build_raw(work, defines=()):
+    """scripts/tox_befriend.c built in `work`, with `defines` (e.g. NO_LOCAL_DISCOVERY for scripts/redial.py)."""
     binary = os.path.join(work, "tox_befriend")
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "toxcore"], capture_output=True, text=True,
                            check=True).stdout.split()
-    subprocess.run(["cc", "-O2", "-o", binary, os.path.join(ROOT, "scripts", "tox_befriend.c"), *flags], check=True)
+    subprocess.run(["cc", "-O2", *[f"-D{name}" for name in defines], "-o", binary,
+                    os.path.join(ROOT, "scripts", "tox_befriend.c"), *flags], check=True)
     return binary
 
 
