@@ -49,7 +49,7 @@ extension Carrier {
             }
         case .conferencePeerListChanged(let number):
             if let group = try? groupId(number: number) { emit(.groupPeersChanged(group)) }
-        case .fileOffered, .fileControl, .fileChunkRequest, .fileChunkSent, .fileChunk:
+        case .fileOffered, .fileControl, .fileChunkRequest, .fileChunkSent, .fileChunk, .fileChunksWritten:
             handleFileEvent(event)
         }
     }

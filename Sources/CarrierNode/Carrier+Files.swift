@@ -270,6 +270,8 @@ extension Carrier {
                 files.chunk(slot, position: position, count: data.count, now: clock.now) {
                     data.isEmpty ? $0.flush() : $0.write(data, at: position)
                 })
+        case .fileChunksWritten(let slot, let end, let written):
+            carryOut(files.chunksWritten(slot, end: end, written: written, now: clock.now))
         default:
             break
         }

@@ -271,6 +271,7 @@ public actor Carrier {
 
     func iterate() {
         buffer.chunkSources = hasFileTraffic ? files.directChunkSources : [:]
+        buffer.chunkSinks = hasFileTraffic ? files.directChunkSinks : [:]
         tox_iterate(tox, buffer.pointer)
         thread.rearm()
         for event in buffer.drain() { handle(event) }

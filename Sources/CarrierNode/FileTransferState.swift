@@ -104,8 +104,14 @@ public struct PartialFile {
     /// Takes `data` for `position` (it reaches the disk in blocks: `flush`);
     /// false if the disk refused it or an earlier block.
     public func write(_ data: [UInt8], at position: UInt64) -> Bool {
-        guard (try? writes.write(data, at: position)) != nil else { return false }
-        running.add(data, at: position)
+        data.withUnsafeBytes { write($0, at: position) }
+    }
+
+    /// Takes the bytes at `raw` for `position`, as `write(_:at:)` does: a
+    /// chunk still in toxcore's buffer (`ToxEventBuffer.chunkSinks`).
+    public func write(_ raw: UnsafeRawBufferPointer, at position: UInt64) -> Bool {
+        guard (try? writes.write(raw, at: position)) != nil else { return false }
+        running.add(raw, at: position)
         return true
     }
 

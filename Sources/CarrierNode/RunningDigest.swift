@@ -17,12 +17,17 @@ final class RunningDigest {
 
     /// `bytes` were written at `position`.
     func add(_ bytes: [UInt8], at position: UInt64) {
+        bytes.withUnsafeBytes { add($0, at: position) }
+    }
+
+    /// The bytes at `raw` were written at `position`.
+    func add(_ raw: UnsafeRawBufferPointer, at position: UInt64) {
         guard inOrder, finished == nil, position == covered else {
             inOrder = false
             return
         }
-        sha.update(bytes)
-        covered += UInt64(bytes.count)
+        sha.update(raw)
+        covered += UInt64(raw.count)
     }
 
     /// The file was emptied: start again from its first byte.

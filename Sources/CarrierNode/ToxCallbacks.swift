@@ -28,6 +28,17 @@ enum ToxEvent {
     case fileChunkSent(FileSlot, position: UInt64, length: Int)
     /// Bytes of a file we receive; empty means the file is complete.
     case fileChunk(FileSlot, position: UInt64, data: [UInt8])
+    /// Chunks of a file we receive were written inside the callback
+    /// (`ToxEventBuffer.chunkSinks`); one event for a run of them in a row,
+    /// `end` where the last ended. `written` false: that write failed.
+    case fileChunksWritten(FileSlot, end: UInt64, written: Bool)
+}
+
+/// Where the chunks of a file we receive go from inside toxcore's callback.
+struct ChunkSink {
+    let file: PartialFile
+    /// The announced size: a chunk past it is left to the actor, which fails the transfer.
+    let size: UInt64
 }
 
 /// Collects toxcore's callbacks. toxcore calls them synchronously from inside
@@ -57,6 +68,29 @@ final class ToxEventBuffer {
             chunkSources[slot] = nil
         }
         return sent
+    }
+
+    /// Files we receive whose chunks are written inside the receive callback,
+    /// by toxcore slot. The actor sets it before each `tox_iterate`
+    /// (`FriendFileTransfers.directChunkSinks`); a slot leaves it for the
+    /// rest of the iteration once a write failed.
+    var chunkSinks: [FileSlot: ChunkSink] = [:]
+
+    /// Writes a received chunk to its file; false if the actor must take it
+    /// (not a sink, the empty last one, or past the announced size).
+    func writeChunk(_ slot: FileSlot, position: UInt64, data: UnsafePointer<UInt8>?, length: Int) -> Bool {
+        guard length > 0, let data, let sink = chunkSinks[slot], position <= sink.size,
+            UInt64(length) <= sink.size - position
+        else { return false }
+        let written = sink.file.write(UnsafeRawBufferPointer(start: data, count: length), at: position)
+        let end = position + UInt64(length)
+        if written, case .fileChunksWritten(slot, let last, true)? = events.last {
+            events[events.count - 1] = .fileChunksWritten(slot, end: max(last, end), written: true)
+        } else {
+            events.append(.fileChunksWritten(slot, end: end, written: written))
+        }
+        if !written { chunkSinks[slot] = nil }
+        return true
     }
 
     /// The `user_data` pointer for `tox_iterate`. The actor keeps the buffer alive.
@@ -149,10 +183,11 @@ final class ToxEventBuffer {
             buffer.events.append(.fileChunkRequest(slot, position: position, length: length))
         }
         tox_callback_file_recv_chunk(tox) { _, friend, file, position, data, length, user in
-            ToxEventBuffer.append(
-                user,
-                .fileChunk(
-                    FileSlot(friend: friend, file: file), position: position, data: ToxEventBuffer.copy(data, length)))
+            guard let user else { return }
+            let buffer = Unmanaged<ToxEventBuffer>.fromOpaque(user).takeUnretainedValue()
+            let slot = FileSlot(friend: friend, file: file)
+            if buffer.writeChunk(slot, position: position, data: data, length: length) { return }
+            buffer.events.append(.fileChunk(slot, position: position, data: ToxEventBuffer.copy(data, length)))
         }
     }
 

@@ -70,7 +70,11 @@ public final class BlockFile {
 
     /// Writes all of `bytes` at the current position.
     public func write(_ bytes: [UInt8]) throws(Failure) {
-        try writeAll(bytes) { pointer, count, _ in Glibc.write(descriptor, pointer, count) }
+        try bytes.withUnsafeBytes { raw in
+            Result { () throws(Failure) in
+                try writeAll(raw) { pointer, count, _ in Glibc.write(descriptor, pointer, count) }
+            }
+        }.get()
     }
 
     /// Calls `read(pointer, count, offset)` until `count` bytes are at `base`
@@ -95,22 +99,17 @@ public final class BlockFile {
 
     /// Calls `write(pointer, count, offset)` until every byte is written (a
     /// short write goes on from where it stopped, EINTR is tried again).
-    private func writeAll(_ bytes: [UInt8], _ write: (UnsafeRawPointer, Int, Int) -> Int) throws(Failure) {
-        var failure: Int32 = 0
-        bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            var done = 0
-            while done < raw.count {
-                let wrote = write(base + done, raw.count - done, done)
-                if wrote >= 0 {
-                    done += wrote
-                } else if errno != EINTR {
-                    failure = errno
-                    return
-                }
+    private func writeAll(_ raw: UnsafeRawBufferPointer, _ write: (UnsafeRawPointer, Int, Int) -> Int) throws(Failure) {
+        guard let base = raw.baseAddress else { return }
+        var done = 0
+        while done < raw.count {
+            let wrote = write(base + done, raw.count - done, done)
+            if wrote >= 0 {
+                done += wrote
+            } else if errno != EINTR {
+                throw Failure(code: errno)
             }
         }
-        if failure != 0 { throw Failure(code: failure) }
     }
 
     /// A file to read and write at positions, made (`0600`) if it is not
@@ -138,8 +137,12 @@ public final class BlockFile {
 
     /// Writes all of `bytes` at `position`, wherever the current position is.
     public func write(_ bytes: [UInt8], at position: UInt64) throws(Failure) {
-        try writeAll(bytes) { pointer, count, done in pwrite(descriptor, pointer, count, off_t(position) + off_t(done))
-        }
+        try bytes.withUnsafeBytes { raw in Result { () throws(Failure) in try write(raw, at: position) } }.get()
+    }
+
+    /// Writes all of the bytes at `raw` at `position` (bytes that live in a C library's buffer).
+    public func write(_ raw: UnsafeRawBufferPointer, at position: UInt64) throws(Failure) {
+        try writeAll(raw) { pointer, count, done in pwrite(descriptor, pointer, count, off_t(position) + off_t(done)) }
     }
 
     /// SHA-256 of its first `size` bytes (`Sha256.file`).

@@ -33,18 +33,25 @@ public final class WriteBehind {
     /// of these bytes; either way both are dropped (the caller gives the file
     /// up), and the file ends before them.
     public func write(_ bytes: [UInt8], at position: UInt64) throws(BlockFile.Failure) {
-        if !block.isEmpty, position != blockStart + UInt64(block.count) || block.count + bytes.count > capacity {
+        try bytes.withUnsafeBytes { raw in Result { () throws(BlockFile.Failure) in try write(raw, at: position) } }
+            .get()
+    }
+
+    /// Takes the bytes at `raw` for `position`, as `write(_:at:)` does: for
+    /// bytes still in a C library's buffer, copied once, into the block.
+    public func write(_ raw: UnsafeRawBufferPointer, at position: UInt64) throws(BlockFile.Failure) {
+        if !block.isEmpty, position != blockStart + UInt64(block.count) || block.count + raw.count > capacity {
             try flush()
         }
-        if bytes.count >= capacity {
-            try file.write(bytes, at: position)  // as large as a block already: no copy
+        if raw.count >= capacity {
+            try file.write(raw, at: position)  // as large as a block already: no copy
             return
         }
         if block.isEmpty {
             blockStart = position
             block.reserveCapacity(capacity)
         }
-        block.append(contentsOf: bytes)
+        block.append(contentsOf: raw)
     }
 
     /// Writes the block now.

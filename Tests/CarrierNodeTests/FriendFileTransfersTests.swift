@@ -1,3 +1,4 @@
+import FileSafety
 import Foundation
 import Testing
 
@@ -170,6 +171,22 @@ import Testing
         return (opened.0, UInt64(bytes), directory)
     }
 
+    /// `a.bin`, 100 kB, offered on `slot`.
+    func offeredIncoming() -> FriendFileTransfers {
+        var files = transfers()
+        _ = files.offered(
+            slot, from: friend, kindIsData: true, size: 100_000, name: "a.bin", sha256: sha256, now: at(0)
+        ) { _, _ in true }
+        return files
+    }
+
+    /// Accepts the offered file into an empty partial file: it and its directory.
+    func acceptEmpty(_ files: inout FriendFileTransfers) throws -> (PartialFile, String) {
+        let (partial, _, directory) = try partial(holding: 0)
+        _ = files.accepted(incomingKey(), into: directory, partial: partial, have: 0) { _, _ in true }
+        return (partial, directory)
+    }
+
     @Test func aReceivedFileResumesFromItsPartialAndIsVerifiedAtTheEnd() throws {
         var files = transfers()
         let offer = files.offered(
@@ -203,18 +220,57 @@ import Testing
     }
 
     @Test func aVerifiedFileIsPlacedAndTheSenderToldBeforeTheEnd() throws {
-        var files = transfers()
-        _ = files.offered(
-            slot, from: friend, kindIsData: true, size: 100_000, name: "a.bin", sha256: sha256, now: at(0)
-        ) { _, _ in true }
-        let (partial, _, directory) = try partial(holding: 0)
+        var files = offeredIncoming()
+        let (partial, directory) = try acceptEmpty(&files)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        _ = files.accepted(incomingKey(), into: directory, partial: partial, have: 0) { _, _ in true }
         _ = files.chunk(slot, position: 0, count: 0, now: at(1)) { _ in true }
         let (verified, effects) = files.verified(incomingKey(), size: 100_000, sha256: sha256)
         #expect(verified != nil && effects.isEmpty)
         let placed = files.placed(incomingKey(), at: directory + "/a.bin", failure: nil)
         #expect(Self.words(placed) == ["verdict completed ", "completed 100000 at \(directory)/a.bin"])
+    }
+
+    /// Chunks being received go to the partial file from inside toxcore's
+    /// callback, a run of them as one event; the end, a chunk past the size
+    /// or of another slot are left to the actor.
+    @Test func receivedChunksAreWrittenInsideToxcoresCallback() throws {
+        var files = offeredIncoming()
+        #expect(files.directChunkSinks.isEmpty)  // offered, not accepted yet
+        let (partial, directory) = try acceptEmpty(&files)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(files.directChunkSinks[slot]?.size == 100_000)
+
+        let buffer = ToxEventBuffer()
+        buffer.chunkSinks = files.directChunkSinks
+        let bytes = (0..<4000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        bytes.withUnsafeBufferPointer { chunk in
+            #expect(buffer.writeChunk(slot, position: 0, data: chunk.baseAddress, length: 1371))
+            #expect(buffer.writeChunk(slot, position: 1371, data: chunk.baseAddress! + 1371, length: 1371))
+            #expect(!buffer.writeChunk(slot, position: 99_000, data: chunk.baseAddress, length: 1371))  // past the size
+            #expect(!buffer.writeChunk(FileSlot(friend: 3, file: 8), position: 0, data: chunk.baseAddress, length: 10))
+            #expect(!buffer.writeChunk(slot, position: 2742, data: chunk.baseAddress, length: 0))  // the end
+        }
+        let events = buffer.drain()
+        #expect(events.count == 1)
+        guard case .fileChunksWritten(slot, let end, true)? = events.first else {
+            Issue.record("expected one run of written chunks, got \(events)")
+            return
+        }
+        #expect(end == 2742)
+        #expect(Self.words(files.chunksWritten(slot, end: end, written: true, now: at(1))) == ["progress 2742/100000"])
+        #expect(partial.size == 2742)
+        #expect(partial.sha256AsWritten(size: 2742) == Sha256.digest(Array(bytes.prefix(2742))))
+    }
+
+    @Test func aChunkTheDiskRefusedInsideTheCallbackFailsTheReceive() throws {
+        var files = offeredIncoming()
+        let (partial, directory) = try acceptEmpty(&files)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let failed = Self.words(files.chunksWritten(slot, end: 1371, written: false, now: at(1)))
+        #expect(failed.first == "verdict failed cannot write the file")
+        #expect(failed.suffix(2) == ["delete partial", "failed: cannot write the file"])
+        #expect(files.directChunkSinks.isEmpty)
+        #expect(files.chunksWritten(slot, end: 2742, written: true, now: at(1)).isEmpty)  // gone
     }
 
     @Test func aSenderThatCannotSeekStartsFromTheBeginning() throws {
