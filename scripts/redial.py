@@ -6,7 +6,7 @@ time, beside raw c-toxcore on the same local network.
 One bootstrap node (`carrier node`) on 127.0.0.1 and one listener; one friend
 identity that befriends it once and then comes back RUNS times, 1.5 s after
 its last process ended. Prints a line per run (seconds from the process's
-start to its end) and a summary: the median, the slowest, and how many runs
+start to its end, and the Unix time it began, to match with a capture) and a summary: the median, the slowest, and how many runs
 took over 20 s.
 
 MODE (all by default, in turn):
@@ -86,10 +86,11 @@ def main():
                 listener, once = raw(binary, work, entry) if mode == "raw" else ours(mode, work, entry)
                 times, failed = [], 0
                 for run in range(RUNS + 1):  # the first run befriends (raw) or is the first return
-                    began = time.monotonic()
+                    began, wall = time.monotonic(), time.time()
                     ok = once()
                     seconds = round(time.monotonic() - began, 1)
-                    print(json.dumps({"mode": mode, "run": run, "ok": ok, "seconds": seconds}), flush=True)
+                    print(json.dumps({"mode": mode, "run": run, "ok": ok, "seconds": seconds, "began": round(wall, 3)}),
+                          flush=True)
                     if run > 0:
                         times.append(seconds)
                         failed += not ok

@@ -74,6 +74,49 @@ extension Carrier {
         emit(.friendRemoved(id))
     }
 
+    /// Starts toxcore's link to a friend afresh (`FriendLinkRefresh` says
+    /// why and when): the friend leaves toxcore and is added back at once, by
+    /// key and without a request, so toxcore forgets the link and finds the
+    /// friend anew. Our own record of the friend (user info, label) stays;
+    /// toxcore's copy of its user info comes back when it connects. Only for
+    /// an accepted friend that is not connected (nothing of it is in flight).
+    func restartFriendLink(_ due: FriendLinkRefresh.Due) {
+        let id = due.friend
+        guard let state = friends[id], !state.connected, !awaitingAcceptance.contains(id) else { return }
+        guard tox_friend_delete(tox, state.number, nil) else { return }
+        friendIds[state.number] = nil
+        counters.friendLinkRestarts += 1
+        if due.left {
+            Self.log.debug("\(id) left \(due.waited) ago: starting toxcore's link to it afresh")
+        } else {
+            Self.log.info("\(id) not online after \(due.waited) of waiting: starting toxcore's link to it afresh")
+        }
+        readdFriend(id)
+    }
+
+    /// Adds back a friend `restartFriendLink` took out of toxcore. Should
+    /// toxcore refuse (it only can for want of memory), the friend is tried
+    /// again on every loop, and the node's state is not saved until it is
+    /// back, so the friend list on disk never loses it.
+    func readdFriend(_ id: UserId) {
+        var error = TOX_ERR_FRIEND_ADD_OK
+        let number = tox_friend_add_norequest(tox, id.publicKey, &error)
+        guard error == TOX_ERR_FRIEND_ADD_OK else {
+            if friendsToReadd.insert(id).inserted {
+                Self.log.error("cannot add \(id) back to toxcore (error \(error.rawValue)); trying again")
+            }
+            return
+        }
+        friendsToReadd.remove(id)
+        if friends[id] == nil {
+            _ = registerFriend(number: number)  // toxcore was started afresh meanwhile
+        } else {
+            friends[id]?.number = number
+            friendIds[number] = id
+        }
+        dirty = true
+    }
+
     /// Our own name for a friend (kept with the friend list, never sent).
     public func setLabel(_ label: String, for id: UserId) throws(CarrierError) {
         guard friends[id] != nil else { throw .notFriend(id.description) }

@@ -66,6 +66,10 @@ public actor Carrier {
     var friendIds: [UInt32: UserId] = [:]
     var labels: [UserId: String] = [:]
     var awaitingAcceptance: Set<UserId> = []
+    /// When to start toxcore's link to a friend someone waits for afresh.
+    var linkRefresh = FriendLinkRefresh()
+    /// Friends taken out of toxcore that it has not taken back yet (`readdFriend`).
+    var friendsToReadd: Set<UserId> = []
     var counters = NodeStats()
 
     var hub = EventHub<CarrierEvent>()
@@ -169,6 +173,7 @@ public actor Carrier {
         userId = id
         lastActivity = clock.now
         recovery = OfflineRecovery(startedAt: clock.now, restarts: options.restartsWhenOffline)
+        linkRefresh = FriendLinkRefresh(after: options.friendLinkRefreshAfter)
         isolation = IsolationCheck(silence: options.aloneAfter)
         let limits = FragmentAssembler<UserId>.Limits(maxTotal: Self.maxInviteSize, timeout: options.fragmentTimeout)
         bulkAssembler = FragmentAssembler(
@@ -201,6 +206,7 @@ public actor Carrier {
         guard !running else { return }
         for node in options.bootstrapNodes { bootstrap(node) }
         recovery = OfflineRecovery(startedAt: clock.now, restarts: options.restartsWhenOffline)
+        linkRefresh = FriendLinkRefresh(after: options.friendLinkRefreshAfter)
         offline = OfflineRecord(since: clock.now)
         thread.watch(udpPort().flatMap { SocketWatch(udpPort: $0) })
         running = true
@@ -288,6 +294,7 @@ public actor Carrier {
         default:
             break
         }
+        refreshAwaitedFriendLinks()
         flushOutgoing()
         flushFileChunks()
         expire(now: clock.now)
@@ -353,6 +360,24 @@ public actor Carrier {
         waiters.removeValue(forKey: id)?.continuation.resume(returning: value)
     }
 
+    /// Friends someone waits for that have not come online: their link
+    /// starts afresh when `FriendLinkRefresh` says so.
+    private func refreshAwaitedFriendLinks() {
+        for id in friendsToReadd { readdFriend(id) }
+        var awaited: Set<UserId> = []
+        for waiter in waiters.values {
+            switch waiter.condition {
+            case .friendConnected(let id), .friendLink(let id, _):
+                if friends[id]?.connected == false { awaited.insert(id) }
+            case .ready:
+                break
+            }
+        }
+        for due in linkRefresh.due(awaited: awaited, online: connected, now: clock.now) {
+            restartFriendLink(due)
+        }
+    }
+
     private func checkWaiters() {
         for (id, waiter) in waiters where holds(waiter.condition) { resumeWaiter(id, with: true) }
     }
@@ -382,6 +407,7 @@ public actor Carrier {
     // MARK: Persistence
 
     func persist() throws(CarrierError) {
+        guard friendsToReadd.isEmpty else { return }  // saved once toxcore has every friend back
         dirty = false
         guard let store, !killed else { return }
         try Self.save(tox: tox, to: store, labels: labels, awaitingAcceptance: awaitingAcceptance)

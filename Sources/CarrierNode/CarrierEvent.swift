@@ -152,6 +152,8 @@ public struct NodeStats: Equatable, Sendable {
     public var rebootstraps = 0
     /// Times the node, off the network for long, started toxcore afresh.
     public var restarts = 0
+    /// Times toxcore's link to a friend someone waited for started afresh (`FriendLinkRefresh`).
+    public var friendLinkRestarts = 0
     /// Invites sent again for want of a reply (`Carrier.inviteResendInterval`).
     public var invitesResent = 0
     /// Invites that came again and were not given to the app again.

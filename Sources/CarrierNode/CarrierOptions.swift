@@ -46,6 +46,11 @@ public struct CarrierOptions: Sendable {
     /// end up talking only to itself). Shorter only in tests.
     public var aloneAfter: Duration = .seconds(60)
 
+    /// How long a friend someone waits for (`waitUntilConnected`) may stay
+    /// offline, while this node is on the network, before toxcore's link to it
+    /// starts afresh (`FriendLinkRefresh`); the wait then doubles. Shorter only in tests.
+    public var friendLinkRefreshAfter: Duration = FriendLinkRefresh.first
+
     /// Whether a node long off the network starts toxcore afresh
     /// (`OfflineRecovery`): not a bootstrap node (`tcpRelayPort` set), whose
     /// port and DHT key others hold, nor a node without bootstrap nodes.

@@ -52,12 +52,14 @@ struct TestNetwork: Sendable {
         return TestNetwork(bootstrap: bootstrap, alice: alice, bob: bob, carol: carol, entry: entry, root: root)
     }
 
-    static func peer(_ name: String, root: String, entry: BootstrapNode, ports: ClosedRange<UInt16>? = nil) throws
-        -> Carrier
-    {
+    static func peer(
+        _ name: String, root: String, entry: BootstrapNode, ports: ClosedRange<UInt16>? = nil,
+        adjust: (inout CarrierOptions) -> Void = { _ in }
+    ) throws -> Carrier {
         var options = CarrierOptions(dataDirectory: root + "/" + name, bootstrapNodes: [entry])
         options.loopbackOnly = true
         options.udpPorts = ports
+        adjust(&options)
         return try Carrier(options: options)
     }
 
