@@ -74,7 +74,10 @@ extension Carrier {
         friends[friend]?.link = link
         let isConnected = link != nil
         guard isConnected != wasConnected else { return }
-        linkRefresh.friendConnection(friend, up: isConnected, online: connected, now: clock.now)
+        // Only where every address is 127.0.0.1: see FriendLinkRefresh.
+        if options.loopbackOnly {
+            linkRefresh.friendConnection(friend, up: isConnected, online: connected, now: clock.now)
+        }
         fileLinkChanged(friend, connected: isConnected)
         // A friend back online may have left messages on Express while we were away.
         if isConnected {

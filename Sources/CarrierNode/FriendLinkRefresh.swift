@@ -21,7 +21,12 @@
 /// - **A friend that left** (went offline while this node is on the network)
 ///   and stays away `afterLeaving` (5 s) is started afresh once, which
 ///   forgets its last address: the bot side, for any caller. A link that
-///   comes back within the 5 s keeps all toxcore knew.
+///   comes back within the 5 s keeps all toxcore knew. Only on a node that
+///   runs on 127.0.0.1 alone (`CarrierOptions.loopbackOnly`): across the
+///   network lab's NATs, where friends' links drop when the routers change
+///   and the friend is the same process, it threw away what toxcore knew of
+///   the friend (its DHT key, its TCP relays), and two of the lab's calls
+///   failed to connect in time.
 /// - **A friend someone waits for** (`waitUntilConnected`) that has not come
 ///   online 20 s into the wait, while this node is on the network, is started
 ///   afresh: the waiting side, whatever the other runs. Nothing in toxcore's
