@@ -152,7 +152,7 @@ public struct NodeStats: Equatable, Sendable {
     public var rebootstraps = 0
     /// Times the node, off the network for long, started toxcore afresh.
     public var restarts = 0
-    /// Times toxcore's link to a friend someone waited for started afresh (`FriendLinkRefresh`).
+    /// Times toxcore's link to a friend started afresh: one that left, or one waited for (`FriendLinkRefresh`).
     public var friendLinkRestarts = 0
     /// Invites sent again for want of a reply (`Carrier.inviteResendInterval`).
     public var invitesResent = 0

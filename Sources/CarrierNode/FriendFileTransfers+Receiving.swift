@@ -81,8 +81,8 @@ extension FriendFileTransfers {
         guard let key = slots[slot], var file = incoming[key], let partial = file.partial else { return [] }
         let end = position + UInt64(count)
         guard end <= file.size, write(partial) else {
-            let reason = end > file.size ? "the sender sent more than the announced size" : "cannot write the file"
-            return [.verdict(key, .failed, reason: reason)] + cancel(slot) + finishIncoming(key, .failed(reason))
+            return failReceiving(
+                key, slot, end > file.size ? "the sender sent more than the announced size" : Self.cannotWrite)
         }
         guard count > 0 else {
             slots[slot] = nil
@@ -119,10 +119,7 @@ extension FriendFileTransfers {
         -> [FileEffect]
     {
         guard let key = slots[slot], let received = incoming[key]?.received else { return [] }
-        guard written else {
-            let reason = "cannot write the file"
-            return [.verdict(key, .failed, reason: reason)] + cancel(slot) + finishIncoming(key, .failed(reason))
-        }
+        guard written else { return failReceiving(key, slot, Self.cannotWrite) }
         incoming[key]?.received = max(received, end)
         return progress(key, now: now)
     }
@@ -149,6 +146,13 @@ extension FriendFileTransfers {
                 + finishIncoming(key, .failed(failure ?? "cannot store the file"))
         }
         return [.verdict(key, .completed, reason: nil)] + finishIncoming(key, .completed(path: path, bytes: file.size))
+    }
+
+    private static let cannotWrite = "cannot write the file"
+
+    /// A file being received fails on `slot`: the sender hears why, toxcore's transfer is cancelled.
+    private mutating func failReceiving(_ key: FileTransferKey, _ slot: FileSlot, _ reason: String) -> [FileEffect] {
+        [.verdict(key, .failed, reason: reason)] + cancel(slot) + finishIncoming(key, .failed(reason))
     }
 
     private mutating func failVerification(_ key: FileTransferKey, _ reason: String) -> [FileEffect] {
