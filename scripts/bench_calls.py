@@ -33,14 +33,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CARRIER = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/release/carrier"))
 CALLS = int(os.environ.get("CALLS", "10"))
 SECONDS = float(os.environ.get("CALL_SECONDS", "3"))
-ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-
-
-def base58_to_hex(text):
-    number = 0
-    for char in text:
-        number = number * 58 + ALPHABET.index(char)
-    return number.to_bytes(32, "big").hex().upper()
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from labservices import base58_to_hex  # noqa: E402
 
 
 class Lines:

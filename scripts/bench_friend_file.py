@@ -15,7 +15,11 @@ references in one run:
   time from Debian's headers: chunks sent from the chunk-request callback, the
   loop at tox_iteration_interval) from the offer to the last byte. The first
   run starts on a cold link (toxcore's congestion control in slow start);
-  later ones find it warm.
+  later ones find it warm. Raw toxcore joins the network as ours does,
+  through the same `carrier node` (its DHT and its TCP relay), so a new link
+  may come up over the relay and move to UDP a moment later on both sides
+  (RAW_JOIN=receiver: the raw sender bootstraps straight to the raw receiver,
+  a network of two where the link is UDP from the start).
 
 PATHS=toxcore (or direct) runs one path only. Prints MB/s for each run, the medians, and the ratios: our direct path over
 aiortc's data channel, our toxcore path over raw toxcore's. On toxcore's path it also prints the CPU time that sender and
@@ -28,9 +32,11 @@ size_mb = int(os.environ.get("SIZE_MB", "30"))
 direct_mb = int(os.environ.get("DIRECT_MB", "200"))
 runs = int(os.environ.get("RUNS", "4"))
 paths = os.environ.get("PATHS", "direct,toxcore").split(",")
+raw_join = os.environ.get("RAW_JOIN", "node")
 root = tempfile.mkdtemp(prefix="carrier-bench-files-")
 here = os.path.dirname(os.path.abspath(__file__))
 procs = []
+entry = None  # the network's `carrier node` (HOST:PORT:KEY), which raw toxcore joins too
 cpu = {}  # toxcore's path: CPU seconds of (sender, receiver) over all the runs on one link
 at_receiver = []  # toxcore's path through the daemon, MB/s at the receiver (offer to completion)
 heard = []  # (monotonic seconds, event) for each JSON line the receiving `listen` printed
@@ -112,6 +118,7 @@ def received_rates(after):
 
 
 def ours():
+    global entry
     node = start([carrier, "node", "--host", "127.0.0.1"])
     entry = node.stdout.readline().strip()
     common = ["--bootstrap", entry, "--loopback"]
@@ -164,13 +171,20 @@ def raw_toxcore():
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "toxcore"], capture_output=True, text=True,
                            check=True).stdout.split()
     subprocess.run(["cc", "-O2", "-o", binary, os.path.join(here, "tox_file_bench.c"), *flags], check=True)
-    receiver = start([binary, "recv"])
+    sys.path.insert(0, here)
+    from labservices import base58_to_hex
+    host, port, key = entry.split(":")  # as `carrier node` prints it
+    node = [host, port, base58_to_hex(key)]
+    receiver = start([binary, "recv"] + (node if raw_join == "node" else []))
     me = json.loads(receiver.stdout.readline())
+    join = node if raw_join == "node" else ["127.0.0.1", str(me["port"]), me["dhtKey"]]
     before = (children_cpu_seconds(), cpu_seconds(receiver.pid))
-    sent = subprocess.run([binary, "send", "127.0.0.1", str(me["port"]), me["dhtKey"], me["address"],
-                           str(size_mb << 20), str(runs)], capture_output=True, text=True, timeout=900)
+    sent = subprocess.run([binary, "send", *join, me["address"], str(size_mb << 20), str(runs)],
+                          capture_output=True, text=True, timeout=900)
     if sent.returncode != 0:
         sys.exit("tox_file_bench failed: " + sent.stderr[-500:])
+    links = [json.loads(line)["link"] for line in sent.stdout.splitlines() if line.startswith("{")]
+    print("raw toxcore (joined through the %s): each run started over %s" % (raw_join, " ".join(links)), flush=True)
     rates = []
     for _ in range(runs):
         line = json.loads(receiver.stdout.readline())

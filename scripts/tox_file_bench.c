@@ -5,14 +5,22 @@
  * chunk sent from the chunk-request callback, and the loop at
  * tox_iteration_interval, as a plain toxcore client does it.
  *
- * Usage: tox_file_bench recv
+ * Usage: tox_file_bench recv [HOST PORT DHT_KEY_HEX]
  *          prints {"address":HEX,"dhtKey":HEX,"port":N}, accepts every friend
  *          request and every file, and prints {"received":BYTES,"ms":…} when
- *          a file has all its bytes (ms from the offer); runs until killed
+ *          a file has all its bytes (ms from the offer); runs until killed.
+ *          With a node, joins the network through it (as the sender does)
  *        tox_file_bench send HOST PORT DHT_KEY_HEX ADDRESS_HEX BYTES RUNS
- *          befriends ADDRESS, then sends a file of BYTES RUNS times, one after
- *          another on the same link; exits when the last is sent (the
- *          receiver's lines are the measurement)
+ *          joins through HOST:PORT, befriends ADDRESS, then sends a file of
+ *          BYTES RUNS times, one after another on the same link; prints
+ *          {"run":N,"link":"udp"|"tcp"} as each starts (how toxcore reaches
+ *          the friend then) and exits when the last is sent (the receiver's
+ *          lines are the measurement)
+ *
+ * Each side uses the node it joins through as a TCP relay too, as our nodes
+ * do with --bootstrap: with both joining through `carrier node`, the two
+ * find each other as ours do (the onion, then the DHT), and a new link may
+ * come up over the node's relay first and move to UDP a moment later.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -87,6 +95,18 @@ static Tox *make_tox(void) {
     return tox;
 }
 
+/* Joins through a node: its DHT, and its TCP relay. */
+static bool join(Tox *tox, const char *host, const char *port, const char *key_hex) {
+    uint8_t key[TOX_PUBLIC_KEY_SIZE];
+    if (!unhex(key_hex, key, sizeof key)) {
+        fprintf(stderr, "tox_file_bench: bad key\n");
+        return false;
+    }
+    tox_bootstrap(tox, host, (uint16_t)atoi(port), key, NULL);
+    tox_add_tcp_relay(tox, host, (uint16_t)atoi(port), key, NULL);
+    return true;
+}
+
 static void iterate(Tox *tox) {
     tox_iterate(tox, NULL);
     usleep(tox_iteration_interval(tox) * 1000);
@@ -96,6 +116,7 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "recv") == 0) {
         Tox *tox = make_tox();
         if (!tox) return 1;
+        if (argc >= 5 && !join(tox, argv[2], argv[3], argv[4])) return 2;
         tox_callback_friend_request(tox, friend_request);
         tox_callback_file_recv(tox, file_offer);
         tox_callback_file_recv_chunk(tox, file_chunk);
@@ -111,12 +132,12 @@ int main(int argc, char **argv) {
         for (;;) iterate(tox);
     }
     if (argc < 8 || strcmp(argv[1], "send") != 0) {
-        fprintf(stderr, "usage: tox_file_bench recv | send HOST PORT DHT_KEY_HEX ADDRESS_HEX BYTES RUNS\n");
+        fprintf(stderr, "usage: tox_file_bench recv [HOST PORT DHT_KEY_HEX] | send HOST PORT DHT_KEY_HEX ADDRESS_HEX BYTES RUNS\n");
         return 2;
     }
-    uint8_t key[TOX_PUBLIC_KEY_SIZE], address[TOX_ADDRESS_SIZE];
-    if (!unhex(argv[4], key, sizeof key) || !unhex(argv[5], address, sizeof address)) {
-        fprintf(stderr, "tox_file_bench: bad key or address\n");
+    uint8_t address[TOX_ADDRESS_SIZE];
+    if (!unhex(argv[5], address, sizeof address)) {
+        fprintf(stderr, "tox_file_bench: bad address\n");
         return 2;
     }
     uint64_t size = strtoull(argv[6], NULL, 10);
@@ -125,7 +146,7 @@ int main(int argc, char **argv) {
     for (uint64_t i = 0; i < size; i++) payload[i] = (uint8_t)(i * 7);
     Tox *tox = make_tox();
     if (!tox) return 1;
-    tox_bootstrap(tox, argv[2], (uint16_t)atoi(argv[3]), key, NULL);
+    if (!join(tox, argv[2], argv[3], argv[4])) return 2;
     tox_callback_friend_connection_status(tox, friend_connection);
     tox_callback_file_chunk_request(tox, chunk_request);
     static const uint8_t hello[] = "hello";
@@ -140,6 +161,8 @@ int main(int argc, char **argv) {
     }
     for (int run = 0; run < runs; run++) {
         file_done = false;
+        printf("{\"run\":%d,\"link\":\"%s\"}\n", run, friend_link == TOX_CONNECTION_UDP ? "udp" : "tcp");
+        fflush(stdout);
         static const uint8_t name[] = "bench.bin";
         if (tox_file_send(tox, friend, TOX_FILE_KIND_DATA, size, NULL, name, sizeof name - 1, NULL) == UINT32_MAX) {
             fprintf(stderr, "tox_file_bench: tox_file_send failed\n");
