@@ -74,6 +74,7 @@ extension Carrier {
         friends[friend]?.link = link
         let isConnected = link != nil
         guard isConnected != wasConnected else { return }
+        recovery.friendLinks(anyUp: friends.values.contains { $0.connected }, now: clock.now)
         // Only where every address is 127.0.0.1: see FriendLinkRefresh.
         if options.loopbackOnly {
             linkRefresh.friendConnection(friend, up: isConnected, online: connected, now: clock.now)

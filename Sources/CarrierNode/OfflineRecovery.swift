@@ -21,6 +21,18 @@
 /// (or started; one re-bootstrap later) starts toxcore afresh, and again at
 /// doubling intervals up to every 10 minutes while it stays off.
 ///
+/// Not while a friend's link says otherwise. toxcore counts itself off the
+/// network when too few of the nodes it announces itself to hold its
+/// announcement, and it rebuilds its onion paths every 20 minutes: on that
+/// small network, from a peer list that is mostly departed callers, it has
+/// counted itself off for 10-25 s while callers went on reaching it (an
+/// hour's soak: every call connected, but a restart at 21 s dropped every
+/// friend's link, queued packets and file transfers with it). So a restart
+/// waits while a friend's link is up or was up within the last 30 s, and at
+/// most until the node has been off for 2 minutes: a bot whose one
+/// long-lived friend stays linked while new callers cannot find it is the
+/// failure above, and starts afresh then.
+///
 /// A bootstrap node (one that serves a TCP relay on a fixed port, as `carrier
 /// node` does) never starts afresh: others reach it by its port and DHT key,
 /// a fresh instance would have a new key, and it could not take the port the
@@ -37,6 +49,10 @@ struct OfflineRecovery: Sendable {
     static let longestRebootstrap = Duration.seconds(15)
     static let firstRestart = Duration.seconds(20)
     static let longestRestart = Duration.seconds(600)
+    /// How long a friend's link that went down still says the node reaches the network.
+    static let friendLinkEvidence = Duration.seconds(30)
+    /// How long, off the network, a restart waits at most for friends' links.
+    static let longestHeldRestart = Duration.seconds(120)
 
     private var nextRebootstrap: ContinuousClock.Instant?
     private var rebootstrapDelay = Self.firstRebootstrap
@@ -46,6 +62,9 @@ struct OfflineRecovery: Sendable {
     private(set) var offlineSince: ContinuousClock.Instant?
     /// Whether starting toxcore afresh is ever due (see above).
     let restarts: Bool
+    /// Whether a friend's link is up now, and when the last one went down.
+    private var friendLinkUp = false
+    private var friendLinkDown: ContinuousClock.Instant?
 
     /// Starts off the network, as a node does.
     init(startedAt now: ContinuousClock.Instant, restarts: Bool = true) {
@@ -66,18 +85,32 @@ struct OfflineRecovery: Sendable {
         }
     }
 
+    /// Whether any friend's link is up (toxcore's friend connections).
+    mutating func friendLinks(anyUp: Bool, now: ContinuousClock.Instant) {
+        if friendLinkUp, !anyUp { friendLinkDown = now }
+        friendLinkUp = anyUp
+    }
+
+    /// A restart due now waits: a friend's link is up or was lately, and the
+    /// node has been off for less than `longestHeldRestart`.
+    private func restartHeld(now: ContinuousClock.Instant) -> Bool {
+        let linked = friendLinkUp || friendLinkDown.map { now - $0 < Self.friendLinkEvidence } == true
+        return linked && offlineSince.map { now - $0 < Self.longestHeldRestart } == true
+    }
+
     /// toxcore was started afresh: it bootstraps at once, asks again on the
     /// usual schedule, and is restarted again later if it stays off.
     mutating func restarted(now: ContinuousClock.Instant) {
         restartDelay = min(restartDelay * 2, Self.longestRestart)
         nextRestart = restarts ? now + restartDelay : nil
+        (friendLinkUp, friendLinkDown) = (false, nil)  // the old instance's links, gone with it
         rebootstrapDelay = Self.firstRebootstrap
         nextRebootstrap = now + Self.firstRebootstrap
     }
 
     /// The step due now, if any; its next time is set further off.
     mutating func due(now: ContinuousClock.Instant) -> Step? {
-        if let nextRestart, now >= nextRestart { return .restart }
+        if let nextRestart, now >= nextRestart, !restartHeld(now: now) { return .restart }
         guard let nextRebootstrap, now >= nextRebootstrap else { return nil }
         rebootstrapDelay = min(rebootstrapDelay * 2, Self.longestRebootstrap)
         self.nextRebootstrap = now + rebootstrapDelay

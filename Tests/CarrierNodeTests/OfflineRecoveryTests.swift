@@ -6,7 +6,8 @@ import Testing
 /// A node off the network asks its bootstrap nodes again (10 s after it lost
 /// the network or started, then every 15 s), and
 /// starts toxcore afresh 20 s in (then at doubling intervals up to 10
-/// minutes); never while connected.
+/// minutes); never while connected, and not while a friend's link says the
+/// node reaches the network (up to 2 minutes).
 @Suite struct OfflineRecoveryTests {
     let start = ContinuousClock.now
 
@@ -71,6 +72,49 @@ import Testing
         #expect(recovery.due(now: start + .seconds(6029)) == nil)
         #expect(recovery.due(now: start + .seconds(6030)) == .rebootstrap)
         #expect(recovery.due(now: start + .seconds(6060)) == .restart)
+    }
+
+    /// toxcore counting itself off for a while when it rebuilds its onion
+    /// paths, while friends go on reaching the node: a restart waits while a
+    /// friend's link is up or was within 30 s, and at most until the node has
+    /// been off for 2 minutes.
+    @Test func aFriendsLinkHoldsTheRestartForTwoMinutesAtMost() {
+        /// The steps from second 100 to `end`, toxcore off from 100, with `change` applied at each second first.
+        func run(until end: Int, _ change: (Int, inout OfflineRecovery) -> Void) -> [(Int, OfflineRecovery.Step)] {
+            var recovery = OfflineRecovery(startedAt: start)
+            recovery.connectionChanged(connected: true, now: start + .seconds(5))
+            recovery.friendLinks(anyUp: true, now: start + .seconds(50))
+            recovery.connectionChanged(connected: false, now: start + .seconds(100))
+            var taken: [(Int, OfflineRecovery.Step)] = []
+            for second in 100...end {
+                change(second, &recovery)
+                while let step = recovery.due(now: start + .seconds(second)) {
+                    taken.append((second, step))
+                    if step == .restart { recovery.restarted(now: start + .seconds(second)) }
+                }
+            }
+            return taken
+        }
+        func restarts(_ taken: [(Int, OfflineRecovery.Step)]) -> [Int] { taken.filter { $0.1 == .restart }.map(\.0) }
+        // Back on its own 25 s in: asked the bootstrap nodes again, never started afresh.
+        let dip = run(until: 400) { second, recovery in
+            if second == 125 { recovery.connectionChanged(connected: true, now: start + .seconds(second)) }
+        }
+        #expect(dip.map(\.0) == [110], "\(dip)")
+        // The friend's link goes down 30 s in: the restart comes 30 s later.
+        let unlinked = run(until: 170) { second, recovery in
+            if second == 130 { recovery.friendLinks(anyUp: false, now: start + .seconds(second)) }
+        }
+        #expect(restarts(unlinked) == [160])
+        // Linked throughout and off for good: started afresh 2 minutes in, and
+        // after that on the usual schedule (the old instance's links are gone).
+        let linked = run(until: 300) { second, recovery in
+            if second == 230 { recovery.friendLinks(anyUp: true, now: start + .seconds(second)) }
+        }
+        #expect(restarts(linked) == [220, 260])
+        // Without a friend's link, as before: 20 s in.
+        var alone = OfflineRecovery(startedAt: start)
+        #expect(restarts(steps(&alone, upTo: 30)) == [20])
     }
 
     /// The stretches off the network, as `reachability()` reports them.
