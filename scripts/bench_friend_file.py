@@ -35,6 +35,8 @@ paths = os.environ.get("PATHS", "direct,toxcore").split(",")
 raw_join = os.environ.get("RAW_JOIN", "node")
 root = tempfile.mkdtemp(prefix="carrier-bench-files-")
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from labservices import base58_to_hex  # noqa: E402
 procs = []
 entry = None  # the network's `carrier node` (HOST:PORT:KEY), which raw toxcore joins too
 cpu = {}  # toxcore's path: CPU seconds of (sender, receiver) over all the runs on one link
@@ -155,7 +157,6 @@ def ours():
 
 def aiortc_data_channel():
     """MB/s of aiortc's data channel for the direct path's file (bench_transport's runs)."""
-    sys.path.insert(0, here)
     os.environ.setdefault("MEGABYTES", str(direct_mb))
     import bench_transport
     big = payload(0, direct_mb)
@@ -171,8 +172,6 @@ def raw_toxcore():
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "toxcore"], capture_output=True, text=True,
                            check=True).stdout.split()
     subprocess.run(["cc", "-O2", "-o", binary, os.path.join(here, "tox_file_bench.c"), *flags], check=True)
-    sys.path.insert(0, here)
-    from labservices import base58_to_hex
     host, port, key = entry.split(":")  # as `carrier node` prints it
     node = [host, port, base58_to_hex(key)]
     receiver = start([binary, "recv"] + (node if raw_join == "node" else []))

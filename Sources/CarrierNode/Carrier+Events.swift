@@ -74,7 +74,7 @@ extension Carrier {
         friends[friend]?.link = link
         let isConnected = link != nil
         guard isConnected != wasConnected else { return }
-        recovery.friendLinks(anyUp: friends.values.contains { $0.connected }, now: clock.now)
+        friendLinksChanged()
         // Only where every address is 127.0.0.1: see FriendLinkRefresh.
         if options.loopbackOnly {
             linkRefresh.friendConnection(friend, up: isConnected, online: connected, now: clock.now)
@@ -93,6 +93,12 @@ extension Carrier {
             if let info = friendInfo(friend) { emit(.friendAdded(info)) }
         }
         emit(.friendConnection(friend, connected: isConnected))
+    }
+
+    /// Tells `OfflineRecovery` whether any friend's link is up, after a link
+    /// went up or down or a friend left toxcore.
+    func friendLinksChanged() {
+        recovery.friendLinks(anyUp: friends.values.contains { $0.connected }, now: clock.now)
     }
 
     private func handlePacket(_ data: [UInt8], from friend: UserId) {

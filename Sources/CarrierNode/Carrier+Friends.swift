@@ -32,6 +32,7 @@ extension Carrier {
             tox_friend_delete(tox, existing.number, nil)
             friends[address.userId] = nil
             friendIds[existing.number] = nil
+            friendLinksChanged()
         }
         var error = TOX_ERR_FRIEND_ADD_OK
         let number = tox_friend_add(tox, address.bytes, payload, payload.count, &error)
@@ -68,6 +69,7 @@ extension Carrier {
         forgetFriendTraffic(number: state.number, id: id, reason: "the friend was removed")
         friends[id] = nil
         friendIds[state.number] = nil
+        friendLinksChanged()
         labels[id] = nil
         awaitingAcceptance.remove(id)
         dirty = true
