@@ -74,6 +74,7 @@ extension Carrier {
         friends[friend]?.link = link
         let isConnected = link != nil
         guard isConnected != wasConnected else { return }
+        newLinkChanged(friend, up: isConnected)
         friendLinksChanged()
         // Only where every address is 127.0.0.1: see FriendLinkRefresh.
         if options.loopbackOnly {
@@ -131,6 +132,8 @@ extension Carrier {
             handleInviteResponse(fragment, status: status, reason: reason, from: friend)
         case .fileResult:
             handleFilePacket(packet, from: friend)
+        case .dhtNode(let key, let port):
+            handleDhtHint(key: key, port: port, from: friend)
         case .userInfo, .friendRequest:
             counters.malformedPackets += 1
             drop(from: friend, "packet type not valid in a message")
@@ -158,6 +161,7 @@ extension Carrier {
         fallBackToExpress(now: now)
         expireReceipts(now: now)
         expireFiles(now: now)
+        startFilesOnSettledLinks(now: now)
     }
 
     func failEverythingPending(reason: String) {

@@ -174,7 +174,7 @@ extension Carrier {
     }
 
     private func offerIfConnected(_ key: FileTransferKey) {
-        guard !killed, let state = friends[key.friend], state.connected else { return }
+        guard !killed, let state = friends[key.friend], state.connected, warmedUpForFiles(key.friend) else { return }
         let effects = files.offer(key, friendNumber: state.number) { file in
             var error = TOX_ERR_FILE_SEND_OK
             let name = Array(file.name.utf8)
@@ -299,6 +299,11 @@ extension Carrier {
     /// A friend's link went up or down: offer waiting files, or mark moving ones interrupted.
     func fileLinkChanged(_ friend: UserId, connected: Bool) {
         guard connected else { return carryOut(files.linkDown(friend)) }
+        offerWaitingFiles(to: friend)
+    }
+
+    /// Offers the files waiting for a friend, if it is connected and they may start.
+    func offerWaitingFiles(to friend: UserId) {
         for key in files.waiting(for: friend) { offerIfConnected(key) }
     }
 

@@ -33,6 +33,7 @@ extension Carrier {
             friends[address.userId] = nil
             friendIds[existing.number] = nil
             friendLinksChanged()
+            newLinkChanged(address.userId, up: false)
         }
         var error = TOX_ERR_FRIEND_ADD_OK
         let number = tox_friend_add(tox, address.bytes, payload, payload.count, &error)
@@ -70,6 +71,7 @@ extension Carrier {
         friends[id] = nil
         friendIds[state.number] = nil
         friendLinksChanged()
+        newLinkChanged(id, up: false)
         labels[id] = nil
         awaitingAcceptance.remove(id)
         dirty = true

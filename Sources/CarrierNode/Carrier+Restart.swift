@@ -24,6 +24,7 @@ extension Carrier {
         }
         for (number, friend) in friendIds where friends[friend]?.connected == true {
             friends[friend]?.link = nil
+            newLinkChanged(friend, up: false)
             fileLinkChanged(friend, connected: false)
             forgetFriendTraffic(number: number, id: friend, reason: "the node restarted toxcore")
             emit(.friendConnection(friend, connected: false))

@@ -68,6 +68,8 @@ public actor Carrier {
     var awaitingAcceptance: Set<UserId> = []
     /// When to start toxcore's link to a friend someone waits for afresh.
     var linkRefresh = FriendLinkRefresh()
+    /// Hints and the start of files on new links (loopback-only nodes).
+    var newLinks = NewLinkWarmUp()
     /// Friends taken out of toxcore that it has not taken back yet (`readdFriend`).
     var friendsToReadd: Set<UserId> = []
     var counters = NodeStats()

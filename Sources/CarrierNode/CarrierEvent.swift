@@ -154,6 +154,8 @@ public struct NodeStats: Equatable, Sendable {
     public var restarts = 0
     /// Times toxcore's link to a friend started afresh: one that left, or one waited for (`FriendLinkRefresh`).
     public var friendLinkRestarts = 0
+    /// Friends' DHT keys and ports heard on a loopback-only node, and asked for nodes (`Carrier+DhtHint`).
+    public var dhtHints = 0
     /// Invites sent again for want of a reply (`Carrier.inviteResendInterval`).
     public var invitesResent = 0
     /// Invites that came again and were not given to the app again.

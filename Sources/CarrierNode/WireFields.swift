@@ -51,6 +51,8 @@ enum WireTag: UInt8 {
     case hello = 40
     case timestamp = 50
     case nospam = 51
+    case dhtKey = 60
+    case port = 61
 }
 
 struct WireReader {

@@ -18,6 +18,10 @@ enum WirePacket: Equatable, Sendable {
     case receipt(messageId: UInt32, status: Int32, reason: String?)
     /// The receiver's verdict on a file transfer (type 38, ours): `FileVerdict`.
     case fileResult(sha256: [UInt8], status: Int32, reason: String?)
+    /// Where the sender's toxcore answers on this machine (type 39, ours):
+    /// its DHT key and UDP port, sent when a link comes up between two
+    /// loopback-only nodes (`NewLinkWarmUp`).
+    case dhtNode(key: [UInt8], port: UInt16)
 
     struct FriendRequest: Equatable, Sendable {
         var name: String?
@@ -39,7 +43,7 @@ enum WirePacket: Equatable, Sendable {
 
     enum Kind: UInt8 {
         case userInfo = 3, friendRequest = 6, message = 33, inviteRequest = 34, inviteResponse = 35, bulk = 36,
-            receipt = 37, fileResult = 38
+            receipt = 37, fileResult = 38, dhtNode = 39
     }
 
     /// The statuses of `fileResult`.
@@ -95,6 +99,11 @@ enum WirePacket: Equatable, Sendable {
             writer.add(.status, integer: status)
             writer.add(.reason, string: reason)
             return writer.bytes
+        case .dhtNode(let key, let port):
+            var writer = WireWriter(type: Kind.dhtNode.rawValue)
+            writer.add(.dhtKey, key)
+            writer.add(.port, integer: port)
+            return writer.bytes
         case .inviteRequest(let fragment):
             return fragment.encode(kind: .inviteRequest)
         case .inviteResponse(let fragment, let status, let reason):
@@ -134,6 +143,12 @@ enum WirePacket: Equatable, Sendable {
             return .fileResult(
                 sha256: sha256, status: try reader.requireInteger(.status),
                 reason: try reader.string(.reason, max: maxReasonLength))
+        case .dhtNode:
+            let key = Array(try reader.require(.dhtKey))
+            guard key.count == 32 else { throw .badField(WireTag.dhtKey.rawValue) }
+            let port: UInt16 = try reader.requireInteger(.port)
+            guard port != 0 else { throw .badField(WireTag.port.rawValue) }
+            return .dhtNode(key: key, port: port)
         case .inviteRequest:
             return .inviteRequest(try Fragment(reader: reader))
         case .inviteResponse:

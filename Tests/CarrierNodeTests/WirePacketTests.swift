@@ -25,6 +25,8 @@ import Testing
                 WirePacket.Fragment(ext: nil, transferId: 1, offset: 0, total: 0, data: []), status: 0, reason: nil),
             .bulk(fragment),
             .bulk(WirePacket.Fragment(ext: nil, transferId: 5, offset: 0, total: 9, data: [1], messageId: 12)),
+            .fileResult(sha256: [UInt8](repeating: 3, count: 32), status: 2, reason: "the SHA-256 differs"),
+            .dhtNode(key: [UInt8](repeating: 7, count: 32), port: 33445),
         ]
         for packet in packets {
             #expect(try WirePacket.decode(packet.encode()) == packet)
@@ -62,6 +64,18 @@ import Testing
         #expect(throws: PacketError.badField(1)) { try WirePacket.decode([33, 1, 0, 1, 0x3A, 2, 0, 0]) }
         #expect(throws: PacketError.badField(1)) { try WirePacket.decode([33, 1, 0, 2, 0xC3, 0x28, 2, 0, 0]) }
         #expect(throws: PacketError.tooLarge(1373)) { try WirePacket.decode([UInt8](repeating: 33, count: 1373)) }
+    }
+
+    @Test func aDhtHintNeedsAWholeKeyAndAPort() {
+        // type 39, key (tag 60) and port (tag 61, two bytes, big-endian).
+        let key = [UInt8](repeating: 7, count: 32)
+        #expect(
+            WirePacket.dhtNode(key: key, port: 0x8235).encode() == [39, 60, 0, 32] + key + [61, 0, 2, 0x82, 0x35])
+        #expect(throws: PacketError.badField(60)) {
+            try WirePacket.decode([39, 60, 0, 31] + key.dropLast() + [61, 0, 2, 1, 1])
+        }
+        #expect(throws: PacketError.badField(61)) { try WirePacket.decode([39, 60, 0, 32] + key + [61, 0, 2, 0, 0]) }
+        #expect(throws: PacketError.missingField(61)) { try WirePacket.decode([39, 60, 0, 32] + key) }
     }
 
     @Test func unknownFieldsAreSkipped() throws {

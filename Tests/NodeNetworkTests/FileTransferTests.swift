@@ -186,7 +186,12 @@ import Testing
         try await again.start()
         let resumed = await secondRun.value
         let sent = await sending.value
+        // The file waited for a new link between loopback-only nodes: the
+        // sender told the receiver where its node is (Carrier+DhtHint), which
+        // answered, and each asked the other's node.
+        let hints = (await net.alice.stats().dhtHints, await again.stats().dhtHints)
         await again.stop()
+        #expect(hints.0 >= 1 && hints.1 >= 1, "DHT hints heard: alice \(hints.0), erin \(hints.1)")
 
         let offset = resumed.compactMap { if case .accepted(_, let offset) = $0 { offset } else { nil } }.first
         #expect((offset ?? 0) >= 1_000_000, "the second run started at \(String(describing: offset))")
