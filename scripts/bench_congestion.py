@@ -21,8 +21,11 @@ stripped of transport-wide feedback and REMB, so Chromium has only our
 receiver reports to go on), carrier>chromium.
 
 Per pair: video frames the receiver decoded or recorded, its freezes (ours
-and Chromium's), the share of packets the shaper dropped, and the mean rate
-through the bottleneck against the link's. The plot shows, per pair, the
+and Chromium's), the share of packets the shaper dropped, the 95th percentile
+of the queueing delay at the bottleneck while the call ran (tc's backlog at
+the link's rate, sampled every half second: the delay every stack's packets
+wait there, on top of the lab's own), and the mean rate through the
+bottleneck against the link's. The plot shows, per pair, the
 rate through the bottleneck each half second (tc's counters), the sender's
 estimate where it says it (ours: the stats line; Chromium: its
 availableOutgoingBitrate), the link's capacity; the queueing delay at the
@@ -140,6 +143,11 @@ def our_lines(path, pattern):
     return points
 
 
+def percentile95(values):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if ordered else 0.0
+
+
 def per_second(counts):
     """Frames per second from (second, frames so far)."""
     return [(t, n - m) for (t, n), (_, m) in zip(counts[1:], counts)]
@@ -197,7 +205,9 @@ def run(lab, work, scenario, pair, index, video, audio, stun):
         fps = per_second(our_lines(os.path.join(work, name + ".second.err"), r"↓video (\d+) fr"))
     else:
         fps = []
+    queued = [point[3] for point in series if SETUP <= point[0] <= SETUP + SECONDS]
     return {"frames": frames, "freezes": freezes, "dropped": drops / max(packets + drops, 1),
+            "queue_p95": percentile95(queued),
             "kbps": (after[0] - before[0]) * 8 / 1000 / SECONDS, "series": series, "targets": targets, "fps": fps}
 
 
@@ -277,16 +287,17 @@ def main():
             link = "400 kbit/s" if scenario == "steady" else "2 Mbit/s, 300 kbit/s for 10 s, 2 Mbit/s"
             print(f"\n{scenario}: {SECONDS} s of noisy 640x480@30 video and a tone through {link} "
                   f"({QUEUE_MS} ms queue), {RUNS} run(s) per pair (medians):")
-            print("| sender > receiver | video frames (of %d) | freezes | dropped at the shaper | mean kbit/s through |"
-                  % (SECONDS * 30))
-            print("|---|---|---|---|---|")
+            print("| sender > receiver | video frames (of %d) | freezes | dropped at the shaper "
+                  "| p95 queueing delay (ms) | mean kbit/s through |" % (SECONDS * 30))
+            print("|---|---|---|---|---|---|")
             for pair, rows in results.items():
                 frames = statistics.median(r["frames"] for r in rows)
                 freezes = [r["freezes"] for r in rows if r["freezes"] is not None]
                 dropped = statistics.median(r["dropped"] for r in rows)
                 kbps = statistics.median(r["kbps"] for r in rows)
+                queue_p95 = statistics.median(r["queue_p95"] for r in rows)
                 shown = f"{statistics.median(freezes):.0f}" if freezes else "—"
-                print(f"| {pair} | {frames:.0f} | {shown} | {dropped * 100:.1f}% | {kbps:.0f} |")
+                print(f"| {pair} | {frames:.0f} | {shown} | {dropped * 100:.1f}% | {queue_p95:.0f} | {kbps:.0f} |")
             path = plot(results, scenario, plots)
             if path:
                 print(f"plot: {path}")
