@@ -19,8 +19,8 @@ enum WirePacket: Equatable, Sendable {
     /// The receiver's verdict on a file transfer (type 38, ours): `FileVerdict`.
     case fileResult(sha256: [UInt8], status: Int32, reason: String?)
     /// Where the sender's toxcore answers on this machine (type 39, ours):
-    /// its DHT key and UDP port, sent when a link comes up between two
-    /// loopback-only nodes (`NewLinkWarmUp`).
+    /// its DHT key and UDP port, sent between two loopback-only nodes when a
+    /// file waits for a new link, and answered once (`NewLinkWarmUp`).
     case dhtNode(key: [UInt8], port: UInt16)
 
     struct FriendRequest: Equatable, Sendable {
