@@ -14,6 +14,9 @@ public struct PeerStats: Sendable, Equatable {
     public var strayDropped: UInt64 = 0
     /// Incoming RTP packets dropped on purpose (`PeerConfiguration.simulatedRtpLoss`).
     public var simulatedDrops: UInt64 = 0
+    /// Of `simulatedDrops`, padding-only packets (probe bursts): no receiver
+    /// misses them, so they are neither lost nor asked for again.
+    public var simulatedPaddingDrops: UInt64 = 0
     /// Authenticated RTP/RTCP packets dropped because they did not parse.
     public var malformedDropped: UInt64 = 0
     /// DTLS records and RTP/RTCP packets not sent because they could not be

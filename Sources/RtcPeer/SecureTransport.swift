@@ -36,6 +36,7 @@ final class SecureTransport: @unchecked Sendable {
         /// Datagrams of no protocol we speak (RFC 7983), or DTLS records the session refused.
         var strayDropped: UInt64 = 0
         var simulatedDrops: UInt64 = 0
+        var simulatedPaddingDrops: UInt64 = 0
         /// Authenticated RTP/RTCP that did not parse: the peer's bug, not an attack.
         var malformedDropped: UInt64 = 0
         /// Records or packets we could not encrypt (DTLS closed, SRTP refused), so not sent.
@@ -241,7 +242,12 @@ final class SecureTransport: @unchecked Sendable {
     private func receiveSrtp(_ datagram: [UInt8]) {
         let isRtcp = RtcpPacket.isRtcp(datagram)
         if !isRtcp, simulatedLoss > 0, Double.random(in: 0..<1) < simulatedLoss {
-            countersLock.withLock { counters.simulatedDrops += 1 }
+            // The RTP header's padding bit is in the clear (SRTP encrypts only the payload).
+            let padding = datagram.first.map { $0 & 0x20 != 0 } ?? false
+            countersLock.withLock {
+                counters.simulatedDrops += 1
+                if padding { counters.simulatedPaddingDrops += 1 }
+            }
             return
         }
         let plain: [UInt8]? = srtpLock.withLock {
