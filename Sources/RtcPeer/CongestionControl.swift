@@ -92,10 +92,20 @@ final class CongestionControl: @unchecked Sendable {
         }
     }
 
-    /// Header, the extension block and the payload: what the link carries of a packet, near enough.
+    /// What a packet carries below RTP: the SRTP tag (10), UDP (8) and IPv4
+    /// (20), bytes. The estimator reckons in bytes on the link, as libwebrtc's
+    /// does (its send-side estimate counts the transport overhead).
+    static let transportOverhead = 38
+    /// All a packet carries besides its payload: the RTP header (12), the
+    /// extension block with the mid and the transport-wide number (12), and
+    /// `transportOverhead`. `TargetSplit` takes it out of the encoders' targets.
+    static let packetOverhead = 12 + 12 + transportOverhead
+
+    /// Header, the extension block, the payload and the transport below: what
+    /// the link carries of a packet, near enough.
     private static func linkSize(_ packet: RtpPacket) -> Int {
         12 + 4 + packet.extensions.reduce(0) { $0 + 1 + $1.data.count } + 3 + packet.payload.count
-            + Int(packet.paddingLength)
+            + Int(packet.paddingLength) + transportOverhead
     }
 
     /// The probe burst the estimator wants sent now, if any (only while negotiated).
@@ -165,7 +175,7 @@ final class CongestionControl: @unchecked Sendable {
             guard extensionId != nil || snapshot.receiverCap != nil else { return nil }
             let split = TargetSplit(
                 target: snapshot.target, audioTracks: audioTracks, videoTracks: videoTracks,
-                repairs: retransmissions.rate(at: now()))
+                repairs: retransmissions.rate(at: now()), packetOverhead: Double(Self.packetOverhead))
             return (Int(isAudio ? split.audioEach : split.videoEach), snapshot.loss)
         }
     }

@@ -15,9 +15,10 @@ import RtcRTP
 /// A call without video does not probe (a few dozen kbit/s of audio needs no
 /// ramp), and a call with video only from its second of video on.
 extension PeerConnection {
-    /// Header bytes a padding packet carries besides its padding: RTP 12, the
-    /// extension block 4, mid and transport-wide sequence about 8, the SRTP tag 10.
-    static let probeOverhead = 34
+    /// Bytes a padding packet carries besides its padding: RTP 12, the
+    /// extension block 4, mid and transport-wide sequence about 8, the SRTP
+    /// tag, UDP and IP (`CongestionControl.transportOverhead`).
+    static let probeOverhead = 24 + CongestionControl.transportOverhead
 
     /// Sends the burst the estimator wants, if one is due, from a thread of
     /// its own (a burst spaces its packets by a millisecond or so, which no

@@ -41,4 +41,31 @@ import Testing
         #expect(none.audioEach == 0)
         #expect(none.videoEach == TargetSplit.videoFloor)
     }
+
+    /// The packets' headers come out of each share: at 400 kbit/s, audio's
+    /// 50 packets of 62 header bytes leave Opus its 64 kbit/s within 88.8
+    /// kbit/s of link, and video's packets (a frame's worth at least, one per
+    /// 1,200 payload bytes) leave its encoder what its headers do not take.
+    @Test func headersComeOutOfTheShares() {
+        let split = TargetSplit(target: 400_000, audioTracks: 1, videoTracks: 1, repairs: 0, packetOverhead: 62)
+        #expect(split.audioEach == 64_000)
+        let video = split.videoEach
+        let videoPackets = TargetSplit.videoPacketsPerSecond(media: video)
+        // Media plus headers fill the target exactly.
+        let link = 64_000 + 50 * 62 * 8 + video + videoPackets * 62 * 8
+        #expect(abs(link - 400_000) < 1, "\(link) bit/s on the link")
+        #expect(video > 280_000 && video < 295_000, "video \(video)")
+        // Small frames are a packet each: at 150 kbit/s the video's 30 packets' headers come out.
+        let small = TargetSplit(target: 150_000, audioTracks: 1, videoTracks: 1, repairs: 0, packetOverhead: 62)
+        #expect(abs(small.audioEach - (75_000 - 24_800)) < 1)
+        #expect(abs(small.videoEach - (75_000 - 30 * 62 * 8)) < 1, "video \(small.videoEach)")
+        // Tight: audio's half of the link, less its headers, down to Opus's floor.
+        let tight = TargetSplit(target: 80_000, audioTracks: 1, videoTracks: 1, repairs: 0, packetOverhead: 62)
+        #expect(abs(tight.audioEach - (40_000 - 24_800)) < 1)
+        #expect(tight.videoEach == TargetSplit.videoFloor)
+        let starved = TargetSplit(target: 20_000, audioTracks: 1, videoTracks: 0, repairs: 0, packetOverhead: 62)
+        #expect(starved.audioEach == TargetSplit.audioFloor)
+        let nothing = TargetSplit(target: 0, audioTracks: 1, videoTracks: 0, repairs: 0, packetOverhead: 62)
+        #expect(nothing.audioEach == 0)
+    }
 }
