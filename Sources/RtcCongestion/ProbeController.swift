@@ -26,16 +26,20 @@ public struct ProbeCluster: Equatable, Sendable {
 
 /// When to probe: at the start (3x the start rate), so a call does not creep
 /// up from its start rate for tens of seconds; and after a large drop, every
-/// two seconds for half a minute at 85% of the rate the path carried before
-/// it, so a link that comes back is used again within seconds instead of 8% a
-/// second.
+/// two seconds for half a minute, so a link that comes back is used again
+/// within seconds instead of 8% a second. A recovery probe goes at three
+/// times the target, and while the path carries it, the next at twice what
+/// arrived, up to 85% of the rate the path carried before the drop. (Each
+/// recovery probe at that 85% straight away was 7 KB of burst from a 2
+/// Mbit/s peak: 190 ms of a 300 kbit/s link's queue every two seconds, and
+/// the picture froze at each.)
 ///
 /// A start probe the path carried (70% of its rate or more arrived) is
 /// followed by one at twice what arrived, up to the maximum, as libwebrtc's
 /// exponential probing does: a 2 Mbit/s link is found from a 900 kbit/s
-/// probe in two more bursts. A recovery probe the path carried (80%: arrival
-/// times measured in a busy process jitter) is followed by one at the peak
-/// itself, never above: a small burst can slip through a shaper's bucket
+/// probe in two more bursts. A recovery probe at 85% of the peak that the
+/// path carried (80%: arrival times measured in a busy process jitter) is
+/// followed by one at the peak itself, never above: a small burst can slip through a shaper's bucket
 /// faster than the link, and chained doubling from it overfilled a 400 kbit/s
 /// uplink. (libwebrtc sends 3x and 6x at once; the second only on a link that
 /// carried the first spares a slow uplink 3.4 KB of burst on top of the
@@ -43,6 +47,8 @@ public struct ProbeCluster: Equatable, Sendable {
 /// quarter of the packets for two seconds.)
 struct ProbeController {
     static let recoveryInterval: Int64 = 2_000_000
+    /// The first recovery probe after a drop, as a multiple of the target.
+    static let recoveryClimb = 3.0
     static let recoveryWindow: Int64 = 30_000_000
     /// A drop below this share of the recent peak counts as large.
     static let largeDrop = 0.66
@@ -120,7 +126,12 @@ struct ProbeController {
             if next > rate * 1.1 { enqueue(rate: next, kind: .exponential) }
         case .recovery:
             guard carried, let peak, peak.rate > rate * 1.1 else { break }
-            enqueue(rate: min(peak.rate, maximum), kind: .backToPeak)
+            let top = min(peak.rate * 0.85, maximum)
+            if wanted.rate < top * 0.99 {
+                enqueue(rate: min(2 * rate, top), kind: .recovery)
+            } else {
+                enqueue(rate: min(peak.rate, maximum), kind: .backToPeak)
+            }
         case .backToPeak:
             break
         }
@@ -148,7 +159,8 @@ struct ProbeController {
             return
         }
         if dropTime != nil, let last = lastRecoveryProbe, now - last >= Self.recoveryInterval, pending.isEmpty {
-            enqueue(rate: min(peak.rate * 0.85, maximum), kind: .recovery)
+            let top = min(peak.rate * 0.85, maximum)
+            enqueue(rate: min(top, target * Self.recoveryClimb), kind: .recovery)
             lastRecoveryProbe = now
         }
     }
