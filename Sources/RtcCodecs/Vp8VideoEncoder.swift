@@ -28,12 +28,17 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
         /// largest quantizer a picture too noisy for the rate otherwise
         /// overshoots it, and a link at capacity drops what overshoots.
         public var dropsFramesToHoldRate: Bool
+        /// A keyframe's largest size in average frames
+        /// (`VP8E_SET_MAX_INTRA_BITRATE_PCT`); nil: libwebrtc's rule, half the
+        /// optimal buffer's worth of frames (9 at 30 fps).
+        public var largestKeyframe: Double?
 
         /// 30 fps at 1 Mb/s, a keyframe every 300 frames, speed 16, one thread,
-        /// no skipped pictures, unless told otherwise.
+        /// no skipped pictures, keyframes by libwebrtc's rule, unless told otherwise.
         public init(
             width: Int, height: Int, framesPerSecond: Int = 30, bitrate: Int = 1_000_000,
-            keyframeInterval: Int = 300, speed: Int = 16, threads: Int = 1, dropsFramesToHoldRate: Bool = false
+            keyframeInterval: Int = 300, speed: Int = 16, threads: Int = 1, dropsFramesToHoldRate: Bool = false,
+            largestKeyframe: Double? = nil
         ) {
             self.width = width
             self.height = height
@@ -43,6 +48,7 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
             self.speed = speed
             self.threads = threads
             self.dropsFramesToHoldRate = dropsFramesToHoldRate
+            self.largestKeyframe = largestKeyframe
         }
     }
 
@@ -98,11 +104,14 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
         _ = cshim_vpx_control_int(&context, Int32(VP8E_SET_STATIC_THRESHOLD.rawValue), 1)
         _ = cshim_vpx_control_int(&context, Int32(VP8E_SET_NOISE_SENSITIVITY.rawValue), 0)
         // A keyframe at most 9 times an average frame (libwebrtc's rule: half the
-        // optimal buffer's worth of frames): unbounded, a noisy 640x480 keyframe
-        // took seconds of a 400 kbit/s link and overflowed its queue.
-        _ = cshim_vpx_control_int(
-            &context, Int32(VP8E_SET_MAX_INTRA_BITRATE_PCT.rawValue),
-            Int32(Double(config.rc_buf_optimal_sz) * 0.5 * Double(max(settings.framesPerSecond, 1)) / 10))
+        // optimal buffer's worth of frames), or as the settings say: unbounded,
+        // a noisy 640x480 keyframe took seconds of a 400 kbit/s link and
+        // overflowed its queue.
+        let largest =
+            settings.largestKeyframe ?? Double(config.rc_buf_optimal_sz) * 0.5
+            * Double(max(settings.framesPerSecond, 1))
+            / 1000
+        _ = cshim_vpx_control_int(&context, Int32(VP8E_SET_MAX_INTRA_BITRATE_PCT.rawValue), Int32(largest * 100))
     }
 
     /// Aims at another bitrate from the next frame on (congestion control):

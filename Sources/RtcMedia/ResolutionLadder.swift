@@ -29,7 +29,9 @@
 /// and 1-2 s without a picture. Before the first frame, the first target
 /// picks the largest rung it can start at (about 1.3 bit/s per pixel: 640x360 from
 /// 300 kbit/s, 640x480 from 400, near libwebrtc's start table), so a call
-/// does not open with a keyframe far too large for its link.
+/// does not open with a keyframe far too large for its link. Until the size
+/// first moves, a higher target (the start probes') takes it a second after
+/// the start straight to the size that target could start at.
 ///
 /// Below the smallest size the frame rate goes instead, when the target is so
 /// low that each frame would carry next to nothing (under 0.02 bit per pixel):
@@ -45,6 +47,8 @@ struct ResolutionLadder: Sendable {
     static let window = 1.0
     static let windowFrames = 10
     static let firstUpWait = 5.0
+    /// The wait before the start size moves up (see `target`).
+    static let startUpWait = 1.0
     static let longestUpWait = 60.0
     /// Each rung as a fraction of the source's width and height.
     static let rungs: [(numerator: Int, denominator: Int)] = [(1, 1), (3, 4), (1, 2), (3, 8), (1, 4)]
@@ -82,6 +86,9 @@ struct ResolutionLadder: Sendable {
     private var upWait = Self.firstUpWait
     /// Whether a frame was encoded or a target came (the start rung is chosen once).
     private var started = false
+    /// Whether the size moved since the start (until then, a higher target
+    /// may take the start size straight to the one it could start at).
+    private var movedSinceStart = false
     static let startBitsPerPixel = 1.3
 
     init(width: Int, height: Int, framesPerSecond: Int) {
@@ -142,6 +149,16 @@ struct ResolutionLadder: Sendable {
             return rung > 0
         }
         let fitting = startRung(for: bitsPerSecond)
+        // The start size came from the first target, libwebrtc's 300 kbit/s
+        // guess before any feedback. The start probes tell within a second
+        // what the link carries, and the size it could start at comes in
+        // one change: a rung every five seconds held a 2 Mbit/s link at
+        // 600 kbit/s of 320x240 for the first ten.
+        if !movedSinceStart, fitting < rung, (lastAverage ?? 0) < Self.climbQuantizer,
+            up(at: time, to: fitting, after: Self.startUpWait)
+        {
+            return true
+        }
         if fitting > rung + 1, Double(bitsPerSecond) < startNeed(rung: rung) / 2,
             (lastAverage ?? Self.highQuantizer) >= Self.lowQuantizer
         {
@@ -205,9 +222,11 @@ struct ResolutionLadder: Sendable {
     }
 
     /// A larger size (never while the frame rate is down: that comes back first).
-    private mutating func up(at time: Double) -> Bool {
-        guard rung > 0, frameRateStep == 0, time - (lastChange ?? -.infinity) >= upWait else { return false }
-        rung -= 1
+    /// `to`: a rung above the next; `after`: a wait other than `upWait`.
+    private mutating func up(at time: Double, to higher: Int? = nil, after wait: Double? = nil) -> Bool {
+        guard rung > 0, frameRateStep == 0, time - (lastChange ?? -.infinity) >= wait ?? upWait else { return false }
+        rung = max(min(higher ?? rung - 1, rung - 1), 0)
+        movedSinceStart = true
         lastChange = time
         lastUp = time
         targetAtLastUp = lastTarget
@@ -226,6 +245,7 @@ struct ResolutionLadder: Sendable {
             upWait = min(upWait * 2, Self.longestUpWait)
         }
         lastUp = nil
+        movedSinceStart = true
         rung = min(max(lower ?? rung + 1, rung + 1), lowestRung)
         lastChange = time
         (quantizerSum, quantizerCount, windowStart, lastAverage) = (0, 0, nil, nil)

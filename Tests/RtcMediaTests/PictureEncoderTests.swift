@@ -56,12 +56,12 @@ import Testing
         }
         _ = try encoder.encode(noisy(), time: 0)
         #expect(encoder.encodedSize?.width == 480)
-        now.seconds = 1
-        try encoder.setTarget(1_800_000)  // within the wait after the start: no climb yet
-        _ = try encoder.encode(noisy(), time: 1)
+        now.seconds = 0.5
+        try encoder.setTarget(1_800_000)  // within the second after the start: no climb yet
+        _ = try encoder.encode(noisy(), time: 0.5)
         #expect(encoder.encodedSize?.width == 480)
         for frame in 0..<8 {
-            now.seconds = 5.5 + Double(frame) / 30
+            now.seconds = 1.1 + Double(frame) / 30
             _ = try encoder.encode(noisy(), time: now.seconds)
         }
         #expect(encoder.encodedSize?.width == 640)

@@ -122,14 +122,43 @@ import Testing
         #expect(running.rung == 0)
     }
 
+    /// The start size came from the first target, a guess before any
+    /// feedback: until the size first moves, a second after the start, a
+    /// higher target (the start probes') takes it straight to the size that
+    /// target could start at, in one keyframe, not a rung every five seconds.
+    @Test func aProbedTargetTakesTheStartSizeUpInOneChange() {
+        var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = ladder.target(150_000, at: 0)  // starts at 320x240
+        #expect(ladder.rung == 2)
+        let tooSoon = ladder.target(1_500_000, at: 0.5)
+        #expect(!tooSoon, "not before the first keyframe has had a second")
+        let jumped = ladder.target(1_500_000, at: 1.2)
+        #expect(jumped && ladder.rung == 0)
+        // From 240x180 too: one change, not three (once moved, a climb is a
+        // rung after the usual wait: the next test).
+        var small = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = small.target(80_000, at: 0)
+        let fromSmall = small.target(900_000, at: 1, cap: 400_000)
+        #expect(fromSmall && small.rung == 0)
+        var hard = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
+        _ = hard.target(80_000, at: 0)
+        _ = hard.encoded(quantizer: 70, at: 0.1)
+        _ = hard.encoded(quantizer: 70, at: 1.2)  // too few frames for a window: no average yet
+        for index in 0..<12 { _ = hard.encoded(quantizer: 70, at: 1.3 + Double(index) * 0.1) }
+        let hardJump = hard.target(900_000, at: 2.5)
+        #expect(!hardJump && hard.rung == 3, "a picture the encoder finds hard does not jump")
+    }
+
     @Test func aTargetAboveWhatTheSizeTakesStepsUpAfterTheWait() {
         var ladder = ResolutionLadder(width: 640, height: 480, framesPerSecond: 30)
         _ = ladder.target(80_000, at: 0)  // starts at 240x180
         #expect(ladder.rung == 3)
-        let early = ladder.target(900_000, at: 3, cap: 400_000)
-        let later = ladder.target(900_000, at: 5.5, cap: 400_000)
-        #expect(!early && later && ladder.rung == 2)
-        let within = ladder.target(900_000, at: 6, cap: 400_000)
+        _ = ladder.target(150_000, at: 1.5)  // the start jump, to 320x240
+        #expect(ladder.rung == 2)
+        let early = ladder.target(900_000, at: 4.5, cap: 400_000)
+        let later = ladder.target(900_000, at: 6.6, cap: 400_000)
+        #expect(!early && later && ladder.rung == 1)
+        let within = ladder.target(900_000, at: 7, cap: 400_000)
         #expect(!within)
     }
 
