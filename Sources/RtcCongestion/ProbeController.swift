@@ -49,6 +49,8 @@ struct ProbeController {
     static let recoveryInterval: Int64 = 2_000_000
     /// The first recovery probe after a drop, as a multiple of the target.
     static let recoveryClimb = 3.0
+    /// Recovery probes climb to this share of the peak before the drop.
+    static let recoveryShareOfPeak = 0.85
     static let recoveryWindow: Int64 = 30_000_000
     /// A drop below this share of the recent peak counts as large.
     static let largeDrop = 0.66
@@ -126,7 +128,7 @@ struct ProbeController {
             if next > rate * 1.1 { enqueue(rate: next, kind: .exponential) }
         case .recovery:
             guard carried, let peak, peak.rate > rate * 1.1 else { break }
-            let top = min(peak.rate * 0.85, maximum)
+            let top = recoveryCeiling(peak: peak.rate)
             if wanted.rate < top * 0.99 {
                 enqueue(rate: min(2 * rate, top), kind: .recovery)
             } else {
@@ -159,11 +161,13 @@ struct ProbeController {
             return
         }
         if dropTime != nil, let last = lastRecoveryProbe, now - last >= Self.recoveryInterval, pending.isEmpty {
-            let top = min(peak.rate * 0.85, maximum)
-            enqueue(rate: min(top, target * Self.recoveryClimb), kind: .recovery)
+            enqueue(rate: min(recoveryCeiling(peak: peak.rate), target * Self.recoveryClimb), kind: .recovery)
             lastRecoveryProbe = now
         }
     }
+
+    /// Where recovery probes stop climbing before the one at the peak itself.
+    private func recoveryCeiling(peak: Double) -> Double { min(peak * Self.recoveryShareOfPeak, maximum) }
 
     /// The next burst to send, if one is due.
     mutating func next() -> ProbeCluster? { pending.isEmpty ? nil : pending.removeFirst() }

@@ -15,11 +15,6 @@ import RtcRTP
 /// A call without video does not probe (a few dozen kbit/s of audio needs no
 /// ramp), and a call with video only from its second of video on.
 extension PeerConnection {
-    /// Bytes a padding packet carries besides its padding: RTP 12, the
-    /// extension block 4, mid and transport-wide sequence about 8, the SRTP
-    /// tag, UDP and IP (`CongestionControl.transportOverhead`).
-    static let probeOverhead = 24 + CongestionControl.transportOverhead
-
     /// Sends the burst the estimator wants, if one is due, from a thread of
     /// its own (a burst spaces its packets by a millisecond or so, which no
     /// pool thread should sleep through). From the feedback task.
@@ -29,7 +24,8 @@ extension PeerConnection {
         guard !transport.isClosed, let since = sending.videoSendingSince, ContinuousClock.now - since >= .seconds(1),
             let cluster = congestion.nextProbe()
         else { return }
-        let sends = ProbeBurst.schedule(cluster, overhead: Self.probeOverhead)
+        // A padding packet carries a media packet's headers besides its padding.
+        let sends = ProbeBurst.schedule(cluster, overhead: CongestionControl.packetOverhead)
         guard !sends.isEmpty else { return }
         let transport = transport
         let congestion = congestion
