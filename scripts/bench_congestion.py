@@ -36,6 +36,7 @@ aiortc says nothing).
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -192,6 +193,8 @@ def run(lab, work, scenario, pair, index, video, audio, stun):
         frames = frames_in(os.path.join(work, f"{name}-rec", "video.y4m"))
         video_in = next((r for r in received.get("media", {}).get("received", []) if r.get("kind") == "video"), {})
         freezes = video_in.get("freezes")
+    # The recording (a y4m of the whole call, about half a gigabyte) is counted: only the logs stay.
+    shutil.rmtree(os.path.join(work, f"{name}-rec"), ignore_errors=True)
     packets, drops = after[1] - before[1], after[2] - before[2]
     if sender == "chromium":
         targets = [(p["t"], p["target"] / 1000) for p in sent.get("series", []) if p.get("target")]
@@ -301,6 +304,9 @@ def main():
             path = plot(results, scenario, plots)
             if path:
                 print(f"plot: {path}")
+    for made in (video, audio):
+        os.remove(made)
+    print(f"logs: {work}")
 
 
 CARRIER = None
