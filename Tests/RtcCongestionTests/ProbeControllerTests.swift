@@ -69,9 +69,15 @@ import Testing
         probes.track(target: 300_000, at: 3_000_000)
         let recovery = probes.next()
         #expect(recovery?.rate == 900_000)
-        // Carried whole: the estimate takes it, and the next probe is at twice
+        // Carried whole, the first is not taken but sent again: a stalled
+        // receiver can make a burst seem to arrive at twice the link's rate.
+        let first = probes.measured(cluster: recovery?.id ?? 0, rate: 880_000)
+        #expect(!first)
+        let repeated = probes.next()
+        #expect(repeated?.rate == 900_000)
+        // Carried again: the estimate takes it, and the next probe is at twice
         // what arrived, up to 85% of the peak.
-        let carried = probes.measured(cluster: recovery?.id ?? 0, rate: 880_000)
+        let carried = probes.measured(cluster: repeated?.id ?? 0, rate: 880_000)
         #expect(carried)
         let higher = probes.next()
         #expect(higher?.rate == 1_700_000)
@@ -94,8 +100,21 @@ import Testing
         // below the rate before the drop.
         probes.track(target: 300_000, at: 7_000_000)
         let third = probes.next()
-        let back = probes.measured(cluster: third?.id ?? 0, rate: 650_000)
+        let unconfirmed = probes.measured(cluster: third?.id ?? 0, rate: 650_000)
+        #expect(!unconfirmed)
+        let confirmation = probes.next()
+        #expect(confirmation?.rate == third?.rate)
+        let back = probes.measured(cluster: confirmation?.id ?? 0, rate: 650_000)
         #expect(back)
+        while probes.next() != nil {}  // its climb, not measured here
+        // A first probe that seemed carried and a repeat that was not: nothing is taken.
+        probes.track(target: 300_000, at: 9_000_000)
+        let stalled = probes.next()
+        let seemed = probes.measured(cluster: stalled?.id ?? 0, rate: 900_000)
+        let confirming = probes.next()
+        let notCarried = probes.measured(cluster: confirming?.id ?? 0, rate: 300_000)
+        #expect(!seemed && !notCarried)
+        #expect(probes.next() == nil)
     }
 
     @Test func aSlowLinkStopsTheStartProbing() {
