@@ -32,13 +32,15 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
         /// (`VP8E_SET_MAX_INTRA_BITRATE_PCT`); nil: libwebrtc's rule, half the
         /// optimal buffer's worth of frames (9 at 30 fps).
         public var largestKeyframe: Double?
+        /// libvpx's rate buffer; libwebrtc's unless told otherwise.
+        public var rateBuffer: RateBuffer
 
         /// 30 fps at 1 Mb/s, a keyframe every 300 frames, speed 16, one thread,
         /// no skipped pictures, keyframes by libwebrtc's rule, unless told otherwise.
         public init(
             width: Int, height: Int, framesPerSecond: Int = 30, bitrate: Int = 1_000_000,
             keyframeInterval: Int = 300, speed: Int = 16, threads: Int = 1, dropsFramesToHoldRate: Bool = false,
-            largestKeyframe: Double? = nil
+            largestKeyframe: Double? = nil, rateBuffer: RateBuffer = .libwebrtc
         ) {
             self.width = width
             self.height = height
@@ -49,7 +51,31 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
             self.threads = threads
             self.dropsFramesToHoldRate = dropsFramesToHoldRate
             self.largestKeyframe = largestKeyframe
+            self.rateBuffer = rateBuffer
         }
+    }
+
+    /// The buffer libvpx's constant-bitrate control holds the rate over, in
+    /// milliseconds at the target rate (`rc_buf_initial_sz`,
+    /// `rc_buf_optimal_sz`, `rc_buf_sz`): the larger, the longer the encoder
+    /// takes to follow a new target.
+    public struct RateBuffer: Sendable, Equatable {
+        /// Where the buffer starts.
+        public var initial: Int
+        /// Where the rate control keeps it.
+        public var optimal: Int
+        /// Its size.
+        public var size: Int
+
+        /// A buffer of these sizes (milliseconds).
+        public init(initial: Int, optimal: Int, size: Int) {
+            self.initial = initial
+            self.optimal = optimal
+            self.size = size
+        }
+
+        /// libwebrtc's (`LibvpxVp8Encoder`): 500, 600 and 1,000 ms.
+        public static let libwebrtc = RateBuffer(initial: 500, optimal: 600, size: 1000)
     }
 
     /// One encoded picture.
@@ -93,9 +119,9 @@ public final class Vp8VideoEncoder: @unchecked Sendable {
         config.rc_max_quantizer = 56
         config.rc_undershoot_pct = 100
         config.rc_overshoot_pct = 15
-        config.rc_buf_initial_sz = 500
-        config.rc_buf_optimal_sz = 600
-        config.rc_buf_sz = 1000
+        config.rc_buf_initial_sz = UInt32(max(settings.rateBuffer.initial, 1))
+        config.rc_buf_optimal_sz = UInt32(max(settings.rateBuffer.optimal, 1))
+        config.rc_buf_sz = UInt32(max(settings.rateBuffer.size, 1))
         config.rc_dropframe_thresh = settings.dropsFramesToHoldRate ? 30 : 0
         guard cshim_vpx_vp8_encoder_init(&context, &config) == VPX_CODEC_OK else {
             throw .library("vpx_codec_enc_init: \(Self.lastError(&context))")
