@@ -61,7 +61,7 @@ import Testing
     /// The congestion issue's recovery scenario: 2 Mbit/s, down to 300 kbit/s
     /// for 10 s, and back. The target falls with the link, and within 5 s of
     /// the link's return it is back to at least 80% of where it stood before
-    /// the drop (the bar, under `make bench`; half of it here): probes (padding bursts, `ProbeBurst`) find the returned
+    /// the drop, and at most of the link (the bar, under `make bench`; half of it here): probes (padding bursts, `ProbeBurst`) find the returned
     /// capacity at once instead of growing 8% a second (without them: 0.2
     /// Mbit/s 5 s after). "Where it stood" and not the link's 2 Mbit/s: a
     /// sender proves no more than its encoder sends (the target grows at most
@@ -111,8 +111,12 @@ import Testing
         // 320x240 slower). So `make bench` holds it (LINK_RECOVERY_BAR=0.8,
         // docs/benchmarks.md); the test asks for half, which only recovery
         // gone wrong falls under (without probes: about a tenth).
+        // Where it stood, but not above the link: a start probe can overestimate
+        // it (2.4-2.5 Mbit/s on this 2 Mbit/s link in some runs), and 80% of
+        // the link is the issue's own bar.
+        let reference = min(before, 2_000_000)
         let bar = ProcessInfo.processInfo.environment["LINK_RECOVERY_BAR"].flatMap(Double.init) ?? 0.5
-        #expect(after >= bar * before, "target \(after) within 5 s of the link's return, \(before) before")
+        #expect(after >= bar * reference, "target \(after) within 5 s of the link's return, \(before) before")
     }
 
     /// A peer that takes only REMB, as aiortc does: no transport-wide
