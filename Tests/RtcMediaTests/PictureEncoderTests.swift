@@ -46,15 +46,8 @@ import Testing
         let now = Clock()
         let encoder = PictureEncoder(framesPerSecond: 30, bitrate: nil, clock: { now.seconds })
         try encoder.setTarget(300_000)  // starts at 480x360
-        // Three noisy pictures in turn (a cheap generator: debug builds are slow).
-        var state: UInt32 = 1
-        let pictures = (0..<3).map { _ in
-            let luma = (0..<640 * 480).map { _ -> UInt8 in
-                state = state &* 1_664_525 &+ 1_013_904_223
-                return UInt8(100 + (state >> 24) % 24)
-            }
-            return VideoFrame(width: 640, height: 480, data: luma + [UInt8](repeating: 128, count: 640 * 480 / 2))
-        }
+        // Three noisy pictures in turn.
+        let pictures = noisyPictures(3, width: 640, height: 480, lowest: 100, levels: 24, seed: 1)
         var shown = 0
         func noisy() -> VideoFrame {
             shown += 1
@@ -81,14 +74,7 @@ import Testing
     @Test func theOutputFollowsACutTarget() throws {
         let now = Clock()
         let encoder = PictureEncoder(framesPerSecond: 30, bitrate: nil, clock: { now.seconds })
-        var state: UInt32 = 7
-        let pictures = (0..<4).map { _ in
-            let luma = (0..<320 * 240).map { _ -> UInt8 in
-                state = state &* 1_664_525 &+ 1_013_904_223
-                return UInt8(96 + (state >> 24) % 32)
-            }
-            return VideoFrame(width: 320, height: 240, data: luma + [UInt8](repeating: 128, count: 320 * 240 / 2))
-        }
+        let pictures = noisyPictures(4, width: 320, height: 240, lowest: 96, levels: 32, seed: 7)
         try encoder.setTarget(500_000)
         var halfSeconds = [Int](repeating: 0, count: 16)
         for frame in 0..<240 {
@@ -102,6 +88,22 @@ import Testing
         let afterCut = rates[9...]  // from half a second after it
         #expect(afterCut.allSatisfy { $0 < 312_500 }, "bit/s each half second: \(rates)")
         #expect(rates[..<8].reduce(0, +) / 8 > 400_000, "bit/s each half second before the cut: \(rates)")
+    }
+}
+
+/// `count` grey pictures whose luma is noise from `lowest` over `levels`
+/// values, the same for the same seed (a linear congruential generator: a
+/// cheap one, since debug builds are slow).
+private func noisyPictures(
+    _ count: Int, width: Int, height: Int, lowest: UInt32, levels: UInt32, seed: UInt32
+) -> [VideoFrame] {
+    var state = seed
+    return (0..<count).map { _ in
+        let luma = (0..<width * height).map { _ -> UInt8 in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return UInt8(lowest + (state >> 24) % levels)
+        }
+        return VideoFrame(width: width, height: height, data: luma + [UInt8](repeating: 128, count: width * height / 2))
     }
 }
 
