@@ -13,10 +13,10 @@ import Testing
         #expect(abs(control.rate - 300_000 * 1.08) < 1_000)
     }
 
-    @Test func overuseCutsToEightyFivePercentOfWhatGotThrough() {
+    @Test func overuseCutsToEightyFivePercentOfWhatGotThroughLessFiveKbps() {
         var control = AimdRateControl(start: 1_000_000, minimum: 30_000, maximum: 2_000_000)
         control.update(.overusing, throughput: 400_000, at: 0)
-        #expect(control.rate == 340_000)
+        #expect(control.rate == 335_000)
         #expect(control.state == .hold)
         #expect(control.capacity.estimate == 400)
     }
@@ -39,13 +39,24 @@ import Testing
     @Test func nearAKnownCapacityGrowthIsAdditive() {
         var multiplicative = AimdRateControl(start: 1_000_000, minimum: 30_000, maximum: 5_000_000)
         var additive = multiplicative
-        additive.update(.overusing, throughput: 1_176_470, at: 0)  // 0.85 x that is 1 Mbit/s, capacity known
+        additive.update(.overusing, throughput: 1_182_353, at: 0)  // 0.85 x that less 5 kbit/s is 1 Mbit/s
         additive.update(.normal, throughput: nil, at: 0)
         multiplicative.update(.normal, throughput: nil, at: 0)
         additive.update(.normal, throughput: nil, at: 1_000_000)
         multiplicative.update(.normal, throughput: nil, at: 1_000_000)
         #expect(additive.rate - 1_000_000 < multiplicative.rate - 1_000_000)
         #expect(additive.rate > 1_000_000)
+    }
+
+    /// libwebrtc's rate near a known capacity: a 400 kbit/s frame at 30 fps is two packets of
+    /// 6,667 bits; with no round trip the response time is 2 x 100 ms, so 33 kbit/s a second.
+    @Test func nearAKnownCapacityItGrowsHalfAPacketPerResponseTime() {
+        var control = AimdRateControl(start: 1_000_000, minimum: 30_000, maximum: 5_000_000)
+        control.update(.overusing, throughput: 476_471, at: 0)  // to 400 kbit/s
+        control.rtt = 0
+        control.update(.normal, throughput: nil, at: 0)
+        control.update(.normal, throughput: nil, at: 1_000_000)
+        #expect(abs(control.rate - 433_333) < 100)
     }
 
     @Test func staysBetweenItsBounds() {

@@ -75,10 +75,14 @@ import Testing
 
     /// RFC 8867 §5.3-style: two calls share 2 Mbit/s, the second joining 10 s
     /// in. Over the last 20 s together they use most of it and neither
-    /// starves; and in every 2 s from 10 s after the join, each has a quarter
-    /// of the link at least and both three quarters (here the smaller had
-    /// 580-1,020 kbit/s, the two 1.53-1.79 Mbit/s): a mean can hide one flow
-    /// that takes the link in turns.
+    /// starves; and in every 2 s from 10 s after the join, each has a fifth
+    /// of the link at least and both two thirds (here the smaller had
+    /// 482-1,022 kbit/s, the two 1.42-1.80 Mbit/s; with 30% instead of a
+    /// fifth, 6 windows fail): a mean can hide one flow that takes the link
+    /// in turns. libwebrtc's slower growth near the link's capacity (half a
+    /// packet per response time) leaves more of it unused after each
+    /// back-off than the packet a response time we grew by before (1.53-1.79
+    /// Mbit/s then), for a third less queueing delay.
     @Test func twoFlowsShareALink() {
         var call = SimulatedCall(link: SimulatedLink(capacity: { _ in 2_000_000 }, delay: 50_000), flows: 2)
         call.flows[1].startTime = seconds(10)
@@ -89,7 +93,7 @@ import Testing
         let secondMean = second.reduce(0, +) / Double(max(second.count, 1))
         let trace = "first:\n\(call.flows[0].trace)\nsecond:\n\(call.flows[1].trace)"
         // Recovery probes that took a share as the link's return held the two at 1.3-1.5 Mbit/s.
-        #expect(firstMean + secondMean > 1_700_000, "\(trace)")
+        #expect(firstMean + secondMean > 1_600_000, "\(trace)")
         #expect(min(firstMean, secondMean) > 0.3 * 2_000_000, "\(trace)")
         /// What arrived over the 2 s before `end` (the samples hold the last second's).
         func twoSeconds(_ flow: SimulatedCall.Flow, before end: Int64) -> Double {
@@ -101,8 +105,8 @@ import Testing
             let end = seconds(Double(endSecond))
             let rates = (twoSeconds(call.flows[0], before: end), twoSeconds(call.flows[1], before: end))
             let shown = "2 s to \(endSecond) s: \(Int(rates.0)), \(Int(rates.1))\n\(trace)"
-            #expect(min(rates.0, rates.1) >= 0.25 * 2_000_000, "\(shown)")
-            #expect(rates.0 + rates.1 >= 0.75 * 2_000_000, "\(shown)")
+            #expect(min(rates.0, rates.1) >= 0.2 * 2_000_000, "\(shown)")
+            #expect(rates.0 + rates.1 >= 0.65 * 2_000_000, "\(shown)")
         }
     }
 }
