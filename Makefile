@@ -66,7 +66,6 @@ bench: setup
 	python3 scripts/bench_lab.py .build/release/carrier
 	python3 scripts/bench_remb.py .build/release/carrier
 	python3 scripts/bench_congestion.py .build/release/carrier
-	LINK_RECOVERY_BAR=0.8 $(SWIFT) test --filter theTargetRecoversWithinFiveSecondsOfTheLinksReturn
 	python3 scripts/bench_express.py .build/release/carrier .build/release/express-load
 
 # A long-running node that short-lived peers come to and leave (PEERS each,

@@ -108,6 +108,12 @@ final class CongestionControl: @unchecked Sendable {
             + Int(packet.paddingLength) + transportOverhead
     }
 
+    /// A burst of `cluster` starts now and lasts `duration` µs: what is sent
+    /// meanwhile counts in it (`SendSideEstimator.probeStarted`).
+    func probeStarted(cluster: Int, duration: Int64) {
+        lock.withLock { estimator.probeStarted(cluster: cluster, at: now(), duration: duration) }
+    }
+
     /// The probe burst the estimator wants sent now, if any (only while negotiated).
     func nextProbe() -> ProbeCluster? {
         lock.withLock { extensionId == nil ? nil : estimator.nextProbe(at: now()) }

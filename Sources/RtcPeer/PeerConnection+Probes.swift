@@ -32,6 +32,7 @@ extension PeerConnection {
         let sending = sending
         let thread = Thread {
             let start = ContinuousClock.now
+            congestion.probeStarted(cluster: cluster.id, duration: sends.last?.offset ?? 0)
             for send in sends {
                 let wait = (start + .microseconds(send.offset) - ContinuousClock.now).inSeconds
                 if wait > 0 { Thread.sleep(forTimeInterval: wait) }

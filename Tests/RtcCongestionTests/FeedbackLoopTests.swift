@@ -123,6 +123,17 @@ import Testing
         #expect(deltas.map(\.arrival) == [20_000, 20_000])
     }
 
+    @Test func mediaSentDuringABurstCountsInIt() {
+        var estimator = SendSideEstimator()
+        let cluster = estimator.nextProbe(at: 0)?.id ?? 1
+        estimator.probeStarted(cluster: cluster, at: 1_000, duration: 15_000)
+        #expect(estimator.packetSent(size: 1200, at: 500).probeCluster == nil)  // before it
+        #expect(estimator.packetSent(size: 1200, at: 8_000).probeCluster == cluster)
+        #expect(estimator.packetSent(size: 300, at: 9_000, probeCluster: cluster).probeCluster == cluster)
+        #expect(estimator.packetSent(size: 1200, at: 16_000).probeCluster == cluster)
+        #expect(estimator.packetSent(size: 1200, at: 17_000).probeCluster == nil)  // after its last packet
+    }
+
     @Test func aReceiverCapIsNeverExceededAndProbesStartAboveTheStartRate() {
         var estimator = SendSideEstimator(.init(start: 300_000, minimum: 30_000, maximum: 2_500_000))
         let probe = estimator.nextProbe(at: 0)

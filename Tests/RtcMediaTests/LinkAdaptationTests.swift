@@ -61,8 +61,8 @@ import Testing
     /// The congestion issue's recovery scenario: 2 Mbit/s, down to 300 kbit/s
     /// for 10 s, and back. The target falls with the link, and within 5 s of
     /// the link's return it is back to at least 80% of where it stood before
-    /// the drop, and at most of the link (the bar, under `make bench`; half of it here): probes (padding bursts, `ProbeBurst`) find the returned
-    /// capacity at once instead of growing 8% a second (without them: 0.2
+    /// the drop, and at most of the link (the bar): probes (padding
+    /// bursts, `ProbeBurst`) find the returned capacity at once instead of growing 8% a second (without them: 0.2
     /// Mbit/s 5 s after). "Where it stood" and not the link's 2 Mbit/s: a
     /// sender proves no more than its encoder sends (the target grows at most
     /// to 1.5 times what the peer acknowledged). Each level is the highest the
@@ -105,17 +105,15 @@ import Testing
         )
         #expect(before > 600_000, "the target only reached \(before) on 2 Mbit/s")
         #expect(low < 400_000, "the target stayed at \(low) on 300 kbit/s")
-        // The bar, 80% of where it stood, is a measure of speed on a
-        // real-time encoder: here 0.85-0.95 on an idle machine, 0.76-0.77 in
-        // two CI runs of eight on 2026-12-04 (the encoder climbing back from
-        // 320x240 slower). So `make bench` holds it (LINK_RECOVERY_BAR=0.8,
-        // docs/benchmarks.md); the test asks for half, which only recovery
-        // gone wrong falls under (without probes: about a tenth).
-        // Where it stood, but not above the link: a start probe can overestimate
-        // it (2.4-2.5 Mbit/s on this 2 Mbit/s link in some runs), and 80% of
-        // the link is the issue's own bar.
+        // The bar: 80% of where it stood, but not above the link (a
+        // start probe can overestimate it: 2.4-2.5 Mbit/s on this 2 Mbit/s
+        // link in some runs). A recovery probe counts the video sent beside
+        // it, so it measures the link and not what the video leaves of it:
+        // 2.05-2.09 Mbit/s within 5 s in three runs, where the probes alone
+        // had stopped at 1.40 (0.70) and this test asked for half.
+        // LINK_RECOVERY_BAR sets another share.
         let reference = min(before, 2_000_000)
-        let bar = ProcessInfo.processInfo.environment["LINK_RECOVERY_BAR"].flatMap(Double.init) ?? 0.5
+        let bar = ProcessInfo.processInfo.environment["LINK_RECOVERY_BAR"].flatMap(Double.init) ?? 0.8
         #expect(after >= bar * reference, "target \(after) within 5 s of the link's return, \(before) before")
     }
 
