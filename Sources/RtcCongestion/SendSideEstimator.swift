@@ -117,7 +117,7 @@ public struct SendSideEstimator: Sendable {
     /// on a 2 Mbit/s link, the link did not count as back, and the target
     /// stayed at 1.4 Mbit/s for the 5 s the relay test watches.
     public mutating func probeStarted(cluster: Int, at now: Int64, duration: Int64) {
-        burst = (cluster, now, now + duration)
+        burst = (cluster, now, now + max(duration, 0))
     }
 
     /// The next probe burst the pacer should send, if one is due.
