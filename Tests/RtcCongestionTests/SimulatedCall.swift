@@ -83,15 +83,15 @@ struct SimulatedCall {
         }
         if flow.probe == nil, let cluster = flow.estimator.nextProbe(at: now) {
             flow.probe = (cluster, cluster.packetCount, 0)
+            // Media sent during the burst counts in it (`SendSideEstimator.probeStarted`), as on a peer connection.
+            flow.estimator.probeStarted(cluster: cluster.id, at: now, duration: cluster.duration)
         }
         let target = flow.estimator.target
         // Media paced at the target; never more than two packets of saved-up budget.
         flow.mediaBudget = min(flow.mediaBudget + target * Double(Self.tick) / 8_000_000, Double(2 * Self.packetSize))
         while flow.mediaBudget >= Double(Self.packetSize) {
             flow.mediaBudget -= Double(Self.packetSize)
-            // Media sent during a probe is part of it, as libwebrtc's pacer counts it: the burst measures
-            // what the path carries in all, not what is left beside the media.
-            send(flow, size: Self.packetSize, probeCluster: flow.probe?.cluster.id)
+            send(flow, size: Self.packetSize, probeCluster: nil)
         }
         if var probe = flow.probe {
             probe.budget += probe.cluster.rate * Double(Self.tick) / 8_000_000
