@@ -104,13 +104,16 @@ let package = Package(
         // Media: codecs and their RTP payload formats, media files, and the
         // pipeline that carries them over a peer connection.
         .target(name: "RtcCodecs", dependencies: ["COpus", "CVpx", "CShimOpus", "CShimVpx"], swiftSettings: strict),
-        .target(name: "RtcMediaFiles", dependencies: ["RtcCodecs", "COgg"], swiftSettings: strict),
+        .target(name: "RtcMediaFiles", dependencies: ["RtcCodecs", "COgg", "FileSafety"], swiftSettings: strict),
         // Any media file libavformat opens: tracks, packets, decoding to PCM and I420.
         .target(
-            name: "RtcContainers", dependencies: ["CFFmpeg", "RtcCodecs", "RtcMediaFiles"], swiftSettings: strict),
+            name: "RtcContainers", dependencies: ["CFFmpeg", "RtcCodecs", "RtcMediaFiles", "FileSafety"],
+            swiftSettings: strict),
         .target(
             name: "RtcMedia",
-            dependencies: ["RtcPeer", "RtcRTP", "RtcCodecs", "RtcMediaFiles", "RtcContainers", "AsyncExtras"],
+            dependencies: [
+                "RtcPeer", "RtcRTP", "RtcCodecs", "RtcMediaFiles", "RtcContainers", "AsyncExtras", "FileSafety",
+            ],
             swiftSettings: strict),
         // Files over a data channel (the binary file protocol, docs/file-protocol.md).
         .target(

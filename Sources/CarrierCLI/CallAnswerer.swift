@@ -29,9 +29,15 @@ final class CallAnswerer: Sendable {
                         var perCall = media
                         if let directory = media.recordDirectory {
                             // One WebM per call beside the name given, or a directory per call.
-                            perCall.recordDirectory =
-                                media.recordsWebm
-                                ? String(directory.dropLast(5)) + "-" + call.id + ".webm" : directory + "/" + call.id
+                            guard
+                                let place = PerCallPath.recording(
+                                    directory, webm: media.recordsWebm, callId: call.id)
+                            else {
+                                output.log("refused a call whose id cannot name a recording")
+                                try? await client.reject(call.id)
+                                continue
+                            }
+                            perCall.recordDirectory = place
                         }
                         output.result(
                             "call \(call.id) from \(call.peer) (\(call.options.map(\.rawValue).joined(separator: ","))): answering",

@@ -99,6 +99,11 @@ struct ListenCommand: Command {
                                data is saved as DIR/session-ID-STREAM.bin with --receive-dir,
                                and reported with its size and SHA-256
             --echo             send each stream's data back as well
+        \(StreamLimits.help)
+          --max-calls N        calls and sessions under way at most (default 32); more are
+                               refused as busy
+          --max-calls-per-friend N
+                               of those, with one friend at most (default 4)
           --service NAME=HOST:PORT[@USERID,…]
                                offer the TCP service at HOST:PORT to friends as NAME
                                (`carrier forward`), to the listed friends only if given;
@@ -117,8 +122,8 @@ struct ListenCommand: Command {
     ]
     static let valued: Set<String> = Set([
         "--record", "--record-formats", "--receive-dir", "--audio", "--video", "--host-ip", "--recovery", "--media",
-        "--start", "--service",
-    ]).union(IceServerOptions.valued)
+        "--start", "--service", "--max-calls", "--max-calls-per-friend",
+    ]).union(IceServerOptions.valued).union(StreamLimits.valued)
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
         try await serve(arguments, global, asDaemon: false)
@@ -138,6 +143,11 @@ struct ListenCommand: Command {
         let services = try arguments.all("--service").map(ServiceSpec.parse)
         let sessions = arguments.flag("--sessions") || !services.isEmpty
         var sessionConfiguration = try SessionOptions.configuration(arguments, global)
+        let streamLimits = try StreamLimits.parse(arguments)
+        let maxCalls = try arguments.integer("--max-calls", in: 1...10_000) ?? 32
+        let maxCallsPerFriend = try arguments.integer("--max-calls-per-friend", in: 1...10_000) ?? 4
+        sessionConfiguration.maxSessions = maxCalls
+        sessionConfiguration.maxSessionsPerPeer = maxCallsPerFriend
         // Files come over a session when the sender's node opens one (refused over it without --receive-dir).
         let directFiles = (receiveDirectory != nil || sessions) && !arguments.flag("--toxcore-files")
         if directFiles { sessionConfiguration.applicationProtocols.insert(FriendFileMessage.protocolName) }
@@ -162,7 +172,7 @@ struct ListenCommand: Command {
                 sessionListener = await SessionListener(
                     manager: manager,
                     services: services, receiveDirectory: receiveDirectory, echo: arguments.flag("--echo"),
-                    output: global.output)
+                    limits: streamLimits, output: global.output)
             }
             let files = FriendFiles(node: node, sessions: manager)
             await files.start()
@@ -172,6 +182,8 @@ struct ListenCommand: Command {
                 let provider = try await context.signaling(CarrierSignalingProvider.extensionName).tap(answering: true)
                 var clientConfiguration = configuration
                 clientConfiguration.mayCall = GlobalOptions.friendsOnly(node)
+                clientConfiguration.maxCalls = maxCalls
+                clientConfiguration.maxCallsPerPeer = maxCallsPerFriend
                 let client = CallClient(provider: provider, configuration: clientConfiguration)
                 await client.start()
                 answering = CallAnswerer(client: client, media: media, output: global.output)

@@ -14,13 +14,16 @@ final class SessionListener: Sendable {
     /// Where each stream's data goes (DIR/session-SESSIONID-STREAM.bin), if anywhere.
     let receiveDirectory: String?
     let echo: Bool
+    /// How much of a stream is saved, and the free space kept.
+    let limits: StreamLimits
     private let task = TaskBox()
 
     init(
         manager: SessionManager, services: [ServiceRegistry.Service], receiveDirectory: String?, echo: Bool,
-        output: Output
+        limits: StreamLimits = StreamLimits(), output: Output
     ) async {
         self.manager = manager
+        self.limits = limits
         for service in services { await manager.services.add(service) }
         await manager.services.onConnection { connection in
             output.result(
@@ -57,28 +60,34 @@ final class SessionListener: Sendable {
     }
 
     /// Reads a stream to its end (echoing or saving it), then ends our side.
+    /// What is saved is bounded (`limits`): a stream past its size, or one
+    /// that would leave the disk with less than the reserve, is cut and its
+    /// file kept as far as it got.
     private func take(_ stream: SessionStream, of session: Session) async {
         let streamId = Int(stream.id ?? 0)
         var file: FileHandle?
         var path: String?
+        var failure: String?
         if let receiveDirectory {
-            let target = receiveDirectory + "/session-\(session.id)-\(streamId).bin"
-            if FileManager.default.createFile(atPath: target, contents: nil) {
-                file = FileHandle(forWritingAtPath: target)
-                path = target
-            }
+            (file, path, failure) = Self.create(in: receiveDirectory, sessionId: session.id, stream: streamId)
         }
         let hash = Sha256()
         var total = 0
-        var failure: String?
+        var space = file.map { _ in DiskSpaceGuard(directory: receiveDirectory ?? ".", reserve: limits.diskReserve) }
         do {
-            while let bytes = try await stream.read() {
+            while failure == nil, let bytes = try await stream.read() {
                 total += bytes.count
                 hash.update(bytes)
-                try file?.write(contentsOf: bytes)
+                if let handle = file {
+                    if let why = limits.refusal(total: total) ?? space?.refusal(adding: bytes.count) {
+                        failure = why
+                        break
+                    }
+                    try handle.write(contentsOf: bytes)
+                }
                 if echo { try await stream.write(bytes) }
             }
-            stream.finish()
+            if failure != nil { stream.close() } else { stream.finish() }
         } catch {
             failure = "\(error)"
         }
@@ -91,6 +100,20 @@ final class SessionListener: Sendable {
                 "event": "sessionStream", "sessionId": session.id, "stream": streamId, "bytes": total,
                 "sha256": digest, "path": path ?? "", "error": failure ?? "",
             ])
+    }
+
+    /// A new file for a stream, 0600, never over an existing one; or why not.
+    private static func create(in directory: String, sessionId: String, stream: Int) -> (FileHandle?, String?, String?)
+    {
+        guard let target = PerCallPath.sessionStream(directory, sessionId: sessionId, stream: stream) else {
+            return (nil, nil, "a session id that cannot name a file: not saved")
+        }
+        if case .failure(let failure) = PrivateFiles.makeDirectory(directory) { return (nil, nil, "\(failure)") }
+        switch PrivateFiles.create(target) {
+        case .success(let descriptor):
+            return (FileHandle(fileDescriptor: descriptor, closeOnDealloc: true), target, nil)
+        case .failure(let failure): return (nil, nil, "\(failure)")
+        }
     }
 
     func stop() async {

@@ -319,16 +319,5 @@ extension Carrier {
 
     /// Bytes free for an unprivileged user on the file system of `directory`
     /// (or of its nearest existing parent); nil if it cannot be asked.
-    public static func freeBytes(_ directory: String) -> UInt64? {
-        var info = statvfs()
-        var path = directory
-        // The directory may not exist yet: ask about the nearest one that does.
-        while statvfs(path, &info) != 0 {
-            guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else {
-                return statvfs(".", &info) == 0 ? UInt64(info.f_bavail) * UInt64(info.f_frsize) : nil
-            }
-            path = String(path[..<slash])
-        }
-        return UInt64(info.f_bavail) * UInt64(info.f_frsize)
-    }
+    public static func freeBytes(_ directory: String) -> UInt64? { FreeSpace.bytes(at: directory) }
 }

@@ -88,7 +88,7 @@ public struct PartialFile {
     /// Opens (or creates) the partial file; returns it and how many bytes it holds.
     public static func open(directory: String, key: FileTransferKey, size: UInt64) -> (PartialFile, UInt64)? {
         let folderPath = directory + "/" + folder
-        mkdir(directory, 0o755)
+        mkdir(directory, 0o700)
         mkdir(folderPath, 0o700)
         let name = Hex.encode(Array(key.friend.publicKey.prefix(8))) + "-" + key.sha256Hex + ".part"
         let path = folderPath + "/" + name

@@ -29,6 +29,10 @@ public actor SessionManager {
         /// an application's (the friend file protocol): the peer's channels
         /// with one of them come out of `applicationChannels`; others are closed.
         public var applicationProtocols: Set<String> = []
+        /// Sessions under way at most; a friend's past it is refused as busy.
+        public var maxSessions = 32
+        /// Sessions under way with one peer at most.
+        public var maxSessionsPerPeer = 4
 
         /// Sessions accepted from anyone `mayConnect` allows (everyone by default: the Carrier provider allows friends only).
         public init(
@@ -64,6 +68,8 @@ public actor SessionManager {
         var calls = CallClient.Configuration(
             peer: configuration.peer, confirmRinging: false, mayCall: configuration.mayConnect)
         calls.alwaysAudio = false
+        calls.maxCalls = configuration.maxSessions
+        calls.maxCallsPerPeer = configuration.maxSessionsPerPeer
         calls.timeouts.recoveryWindow = configuration.recoveryWindow
         client = CallClient(provider: provider, configuration: calls)
         self.configuration = configuration

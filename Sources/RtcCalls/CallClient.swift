@@ -1,3 +1,4 @@
+import CarrierLog
 import Foundation
 import RtcFileTransfer
 import RtcMedia
@@ -34,6 +35,13 @@ public actor CallClient {
         /// Every call offers audio (its RTCP tells that the peer is alive). Sessions
         /// (data only, `CarrierSessions`) turn this off; ICE consent then watches the peer.
         public var alwaysAudio = true
+        /// Calls under way at most, both directions: an offer past it is
+        /// refused with bye `busy` before anything is built for it (each call
+        /// holds a peer connection, sockets and threads).
+        public var maxCalls = 32
+        /// Calls under way with one peer at most (a friend that offers again
+        /// and again cannot take the node's whole `maxCalls`).
+        public var maxCallsPerPeer = 4
 
         /// A configuration for calls between friends, anyone allowed unless `mayCall` says otherwise.
         public init(
@@ -215,6 +223,9 @@ public actor CallClient {
     /// The callIds of the calls under way.
     public var activeCalls: [String] { Array(sessions.keys) }
 
+    /// Offers refused: an id that is not UUID-like, or past `maxCalls` or `maxCallsPerPeer`.
+    public private(set) var refusedCalls = 0
+
     /// Adds video to a call under way (sending `path`, or receive-only if nil): a renegotiation in place.
     public func addVideo(_ path: String?, callId: String) async throws { try await session(callId).addVideo(path) }
 
@@ -337,6 +348,17 @@ public actor CallClient {
         let id =
             signal.callId?.lowercased()
             ?? sessions.first(where: { $0.value.peerId == peer })?.key ?? "legacy-\(peer)"
+        // An id names folders and files further up: a peer's string that is not
+        // UUID-like never becomes a call (its offer is refused with a bye).
+        guard CallId.isAcceptable(id) else {
+            refusedCalls += signal.type == .offer ? 1 : 0
+            emit(
+                .badSignal(from: peer, error: .undecodable("a callId of \(id.utf8.count) bytes that is not UUID-like")))
+            if signal.type == .offer {
+                try? await provider.send(RtcSignal(type: .bye, reason: .error, callId: signal.callId), to: peer)
+            }
+            return
+        }
         if let session = sessions[id] {
             guard session.peerId == peer else { return }  // someone else's call id: ignored
             if signal.type == .bye, await lostGlare(session) {
@@ -370,6 +392,17 @@ public actor CallClient {
         // `route`, or in `makeCall` if ours arrived before it placed its call); the bye
         // makes sure, should it have taken ours as an incoming call first.
         if let survivor = await resolveGlare(peer: peer, incomingId: id), survivor != id {
+            try? await provider.send(RtcSignal(type: .bye, reason: .busy, callId: signal.callId), to: peer)
+            return
+        }
+        // Bounded per peer and per node before anything is built: refused as busy.
+        let withPeer = sessions.values.filter { $0.peerId == peer }.count
+        guard sessions.count < configuration.maxCalls, withPeer < configuration.maxCallsPerPeer else {
+            refusedCalls += 1
+            Logger("calls").warning(
+                "a call from \(peer) refused as busy: \(sessions.count) calls under way (at most "
+                    + "\(configuration.maxCalls)), \(withPeer) with this peer (at most \(configuration.maxCallsPerPeer))"
+            )
             try? await provider.send(RtcSignal(type: .bye, reason: .busy, callId: signal.callId), to: peer)
             return
         }

@@ -20,6 +20,7 @@ public final class WebmWriter: @unchecked Sendable {
     private let wantsAudio: Bool
     private let wantsVideo: Bool
     private var context: UnsafeMutablePointer<AVFormatContext>?
+    private var output: DescriptorOutput?
     private var audioIndex: Int32 = -1
     private var videoIndex: Int32 = -1
     private var videoSize: (width: Int32, height: Int32)?
@@ -38,11 +39,14 @@ public final class WebmWriter: @unchecked Sendable {
         guard avformat_alloc_output_context2(&context, nil, "webm", path) >= 0, let context else {
             throw .writeFailed("\(path): libavformat has no WebM muxer")
         }
-        guard avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE) >= 0 else {
+        // A new file of our own (0600, never over an existing one or through a link).
+        do { output = try DescriptorOutput(path: path) } catch {
             avformat_free_context(context)
             self.context = nil
-            throw .writeFailed("cannot create \(path)")
+            throw error
         }
+        context.pointee.pb = output?.context
+        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
     }
 
     deinit { close() }
@@ -79,7 +83,9 @@ public final class WebmWriter: @unchecked Sendable {
         // At close nobody is left to tell: a header that cannot be written leaves an empty file, as no media would.
         if !headerWritten, !held.isEmpty, !wantsVideo || videoSize != nil { try? writeHeader() }
         if headerWritten { av_write_trailer(context) }
-        avio_closep(&context.pointee.pb)
+        context.pointee.pb = nil
+        output?.close()
+        output = nil
         avformat_free_context(context)
         self.context = nil
     }

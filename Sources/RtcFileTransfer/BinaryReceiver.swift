@@ -51,7 +51,7 @@ struct BinaryReceiver {
         let refusal = [Action.reply(FileMessage.ack(name: safe, size: 0, sha256: "", ok: false).json)]
         guard let directory, size <= maxSize, current == nil else { return refusal }
         // A directory that cannot be made shows as the temporary file failing just below.
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        PrivateFiles.makeDirectory(directory)
         let temporary = directory + "/.\(safe).partial-\(UInt32.random(in: 0...UInt32.max))"
         guard let file = BlockFile.create(temporary) else { return refusal }
         current = File(name: safe, size: size, expected: sha256.lowercased(), file: file, temporaryPath: temporary)

@@ -47,7 +47,7 @@ struct ChunkedReceiver {
         if files[chunk.fileId] == nil {
             guard chunk.index == 0, files.count < maxFiles else { return nil }
             // A directory that cannot be made shows as the temporary file failing just below.
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            PrivateFiles.makeDirectory(directory)
             let name = FileMessage.safeName(
                 chunk.name ?? ChunkMessage.fallbackName(fileId: chunk.fileId, mime: chunk.mime))
             let temporary = directory + "/.\(name).partial-\(UInt32.random(in: 0...UInt32.max))"

@@ -1,4 +1,5 @@
 import AsyncExtras
+import FileSafety
 import Foundation
 import RtcCodecs
 import RtcMediaFiles
@@ -218,7 +219,7 @@ public final class MediaReceiver: @unchecked Sendable {
         var recording: Recording?
         if let directory {
             // If this fails, opening the first file fails and says so in `lastError`.
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            PrivateFiles.makeDirectory(directory)
             let name = others.contains { $0.kind == kind } ? "\(kind.rawValue)-\(mid)" : kind.rawValue
             recording = Recording(directory: directory, name: name, clock: clock, formats: formats)
         }

@@ -1,3 +1,4 @@
+import FileSafety
 import Foundation
 import RtcContainers
 import RtcPeer
@@ -22,7 +23,7 @@ public final class WebmRecording: @unchecked Sendable {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
             // If this fails, opening the file just below fails and says why.
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            PrivateFiles.makeDirectory(directory)
         }
         writer = try WebmWriter(path: path, audio: kinds.contains(.audio), video: kinds.contains(.video))
     }

@@ -1,3 +1,4 @@
+import FileSafety
 import Foundation
 
 /// Little-endian serialization for file headers.
@@ -55,10 +56,13 @@ final class HeaderedFile {
     private var end: off_t = 0
     let path: String
 
+    /// A new file, 0600: one that exists already, or a symbolic link, is
+    /// refused (a recording never overwrites what it did not create).
     init(path: String) throws(MediaFileError) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw .cannotOpen(path) }
-        self.descriptor = descriptor
+        switch PrivateFiles.create(path) {
+        case .success(let descriptor): self.descriptor = descriptor
+        case .failure(let failure): throw .writeFailed(failure.description)
+        }
         self.path = path
     }
 

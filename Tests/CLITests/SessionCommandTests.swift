@@ -22,7 +22,8 @@ import Testing
         let (bobAddress, bobUser) = try await LocalNetwork.identity(root + "/bob")
         let listener = try CarrierProcess(
             [
-                "listen", "--accept-friends", "--sessions", "--echo", "--receive-dir", root + "/in",
+                "listen", "--accept-friends", "--sessions", "--echo", "--receive-dir", root + "/in", "--max-stream-mb",
+                "4",
                 "--service", "web=127.0.0.1:\(server.port)", "--json", "--data", root + "/bob",
             ] + common)
         defer { listener.interrupt() }
@@ -48,6 +49,21 @@ import Testing
         #expect(taken["bytes"] as? Int == 3_000_000)
         let saved = try #require(taken["path"] as? String)
         #expect(try Data(contentsOf: URL(fileURLWithPath: saved)) == payload)
+        #expect((try FileManager.default.attributesOfItem(atPath: saved)[.posixPermissions] as? Int) == 0o600)
+
+        // A stream past --max-stream-mb is cut, and what was saved of it kept (4 MiB at most).
+        let long = root + "/long.bin"
+        try Data(count: 6_000_000).write(to: URL(fileURLWithPath: long))
+        let longCommand =
+            ([ChildProcess.carrierExecutable.path, "session", bobUser, "--json", "--data", root + "/alice"] + common)
+            .map { "'\($0)'" }.joined(separator: " ") + " < '\(long)' > /dev/null"
+        let longSession = try ChildProcess(executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", longCommand])
+        _ = await longSession.waitForExit(timeout: .seconds(120))
+        let cut = try #require(
+            json(await listener.waitForLine(containing: "passed --max-stream-mb", timeout: .seconds(30))))
+        let cutPath = try #require(cut["path"] as? String)
+        let kept = try #require(FileManager.default.attributesOfItem(atPath: cutPath)[.size] as? Int)
+        #expect(kept > 0 && kept <= 4 << 20, "\(kept) bytes kept of a cut stream")
 
         // A port forwarded to the friend's web service: a page through it, intact.
         let forward = try CarrierProcess(["forward", bobUser, "web", "--json", "--data", root + "/alice"] + common)
