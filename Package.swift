@@ -83,7 +83,8 @@ let package = Package(
         // Express: the offline-delivery service (HTTP on libmicrohttpd, a SQLite
         // or PostgreSQL store, TURN credentials); uses the node's identity and crypto types.
         .target(
-            name: "ExpressServer", dependencies: ["CarrierNode", "CMicroHttpd", "CSQLite", "CPostgres", "COpenSSL"],
+            name: "ExpressServer",
+            dependencies: ["CarrierNode", "CMicroHttpd", "CSQLite", "CPostgres", "COpenSSL", "CarrierLog"],
             swiftSettings: strict),
 
         // The WebRTC transport, one target per layer (docs/architecture.md).

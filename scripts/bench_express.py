@@ -49,7 +49,9 @@ def start_postgres():
 
 
 def express(db):
-    node = subprocess.Popen([carrier, "express", "--host", "127.0.0.1", "--db", db, "--quota", "1000000"],
+    node = subprocess.Popen([carrier, "express", "--host", "127.0.0.1", "--db", db, "--quota", "1000000",
+                             # a load of few senders: no rate limits, no sender quota in the way
+                             "--rate-limit", "0", "--sender-quota", "10000000", "--max-store-mb", "65536"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     procs.append(node)
     return node, node.stdout.readline().strip()

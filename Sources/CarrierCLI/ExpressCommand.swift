@@ -28,6 +28,18 @@ struct ExpressCommand: Command {
           --db-connections N   PostgreSQL connections (and request threads) of this
                                node (default 8)
           --quota N            messages waiting per recipient (default 1000)
+          --sender-quota N     messages one sender keeps waiting here, over every
+                               recipient (default 2000; 128 MiB)
+          --max-store-mb N     what this node keeps in all; past it deposits get 507
+                               (default 2048)
+          --rate-limit N       deposits a sender makes a minute (default 300; an address
+                               5 times as many; friend requests 1 a minute, 10 at once;
+                               TURN credentials 6 a minute per user, 60 per address);
+                               0: no rate limits (benchmarks)
+          --turn-users WHO     who gets TURN credentials: anyone (the default; rate-
+                               limited per user and per address), mailbox (users whose
+                               mailbox is on this node), or FILE (the user ids in FILE,
+                               one a line)
           --max-age SECONDS    a message not pulled by then is deleted (default 14 days)
           --turn-secret FILE   coturn's static-auth-secret (first line of FILE): this
                                node then issues time-limited TURN credentials
@@ -39,7 +51,7 @@ struct ExpressCommand: Command {
         """
     static let valued: Set<String> = [
         "--host", "--port", "--db", "--db-connections", "--quota", "--max-age", "--turn-secret", "--turn-url",
-        "--turn-ttl", "--stun-url",
+        "--turn-ttl", "--stun-url", "--sender-quota", "--max-store-mb", "--turn-users", "--rate-limit",
     ]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
@@ -57,6 +69,22 @@ struct ExpressCommand: Command {
         if let quota = arguments.value("--quota") {
             guard let value = Int(quota), value > 0 else { throw UsageError("--quota takes a positive number") }
             configuration.messagesPerRecipient = value
+        }
+        if let value = try arguments.integer("--sender-quota", in: 1...10_000_000) {
+            configuration.recordsPerSender = value
+        }
+        if let value = try arguments.integer("--max-store-mb", in: 1...(1 << 30)) {
+            configuration.bytesPerNode = Int64(value) << 20
+        }
+        if let rate = try arguments.integer("--rate-limit", in: 0...1_000_000) {
+            configuration.rates.enabled = rate > 0
+            configuration.rates.depositsPerMinute = Double(rate)
+            configuration.rates.depositBurst = Double(rate)
+            configuration.rates.addressDepositsPerMinute = Double(rate) * 5
+            configuration.rates.addressDepositBurst = Double(rate) * 5
+        }
+        if let who = arguments.value("--turn-users") {
+            configuration.turnPolicy = try Self.turnPolicy(who)
         }
         if arguments.value("--max-age") != nil {
             configuration.maxAgeSeconds = Int64(try arguments.seconds("--max-age", default: 0).inSeconds)
@@ -93,5 +121,25 @@ struct ExpressCommand: Command {
         await Termination.wait()
         server.stop()
         return 0
+    }
+
+    /// `--turn-users`: anyone, mailbox, or a file of user ids.
+    static func turnPolicy(_ who: String) throws -> TurnPolicy {
+        switch who {
+        case "anyone": return .anyone
+        case "mailbox": return .mailboxUsers
+        default:
+            guard let text = try? String(contentsOfFile: who, encoding: .utf8) else {
+                throw UsageError("--turn-users takes anyone, mailbox or a readable file of user ids, not \(who)")
+            }
+            var users = Set<UserId>()
+            for line in text.split(whereSeparator: \.isNewline) {
+                let entry = line.trimmingCharacters(in: .whitespaces)
+                guard !entry.isEmpty, !entry.hasPrefix("#") else { continue }
+                guard let user = UserId(entry) else { throw UsageError("\(who): \(entry) is not a user id") }
+                users.insert(user)
+            }
+            return .allowList(users)
+        }
     }
 }

@@ -49,7 +49,7 @@ extension Carrier {
         // `stop()` waits for it (bounded by the HTTP timeout), so a node that stops right away still leaves it.
         deposits.append(
             Task {
-                do { try await client.deposit(sealed, to: address.userId, id: id) } catch {
+                do { try await client.depositRequest(sealed, to: address.userId, id: id) } catch {
                     Self.log.warning("the friend request to \(address.userId) was not left on Express: \(error)")
                 }
             })
@@ -103,6 +103,7 @@ extension Carrier {
         for node in client.nodes {
             // Stopped between nodes: no new request (the process may be exiting).
             guard !killed else { return }
+            await registerContacts(with: client, on: node)
             var after: UInt64 = 0
             // Bounded: at most 100 batches per node in one pull.
             for _ in 0..<100 {
@@ -132,6 +133,30 @@ extension Carrier {
         if pullAgain {
             pullAgain = false
             requestPull()
+        }
+    }
+
+    /// Tells each Express node who may leave us messages, if that changed
+    /// (a friend added or removed); the next pull tries again after a failure.
+    func refreshContacts() {
+        guard let client = expressClient, !killed else { return }
+        Task {
+            for node in client.nodes { await self.registerContacts(with: client, on: node) }
+        }
+    }
+
+    /// Registers our friends' hashes on `node` unless it has this very list already.
+    private func registerContacts(with client: ExpressClient, on node: ExpressNode) async {
+        let body = ExpressContact.registration(
+            secretKey: client.secretKey, friends: Array(friends.keys), serverKey: node.publicKey)
+        let digest = ExpressProtocol.sha256(body)
+        guard registeredContacts[node.description] != digest else { return }
+        do {
+            try await client.registerContacts(body, on: node)
+            registeredContacts[node.description] = digest
+        } catch {
+            guard !killed else { return }
+            Self.log.warning("registering contacts on \(node.host):\(node.port) failed: \(error)")
         }
     }
 

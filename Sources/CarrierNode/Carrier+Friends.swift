@@ -70,6 +70,7 @@ extension Carrier {
         forgetFriendTraffic(number: state.number, id: id, reason: "the friend was removed")
         friends[id] = nil
         friendIds[state.number] = nil
+        refreshContacts()
         friendLinksChanged()
         newLinkChanged(id, up: false)
         labels[id] = nil

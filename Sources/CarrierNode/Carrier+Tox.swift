@@ -85,6 +85,7 @@ extension Carrier {
         guard let (id, state) = Self.readFriend(tox: tox, number: number) else { return nil }
         friends[id] = state
         friendIds[number] = id
+        refreshContacts()
         return id
     }
 

@@ -104,6 +104,8 @@ public actor Carrier {
     var offlineInbox: OfflineInbox
     var pulling = false
     var pullAgain = false
+    /// The contact list each Express node has from us (a hash of the body sent), by node.
+    var registeredContacts: [String: [UInt8]] = [:]
     var nextPull: ContinuousClock.Instant?
     var turnCache: (info: TurnServerInfo, fetched: Int64)?
     /// Until when (Unix s) not to ask Express for TURN again: it has none.

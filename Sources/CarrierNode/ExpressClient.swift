@@ -86,9 +86,26 @@ struct ExpressClient: Sendable {
         var body: [UInt8]
     }
 
-    /// Stores a sealed message for `recipient`; true once a node confirmed it.
+    /// Stores a sealed message for `recipient`, with our contact token for
+    /// each node (`ExpressContact`: the recipient registered it if we are friends).
     func deposit(_ sealed: [UInt8], to recipient: UserId, id: [UInt8]) async throws(Failure) {
-        _ = try await request("POST", "/v1/messages/\(recipient)/\(Hex.encode(id))", body: sealed, accept: [200, 201])
+        _ = try await request(
+            "POST", "/v1/messages/\(recipient)/\(Hex.encode(id))", body: sealed, accept: [200, 201]
+        ) { node in
+            ExpressContact.token(secretKey: secretKey, peer: recipient, serverKey: node.publicKey).map {
+                [ExpressProtocol.Header.contact: Hex.encode($0)]
+            } ?? [:]
+        }
+    }
+
+    /// Stores a sealed friend request for `recipient` (no token: anyone may, small and rate-limited).
+    func depositRequest(_ sealed: [UInt8], to recipient: UserId, id: [UInt8]) async throws(Failure) {
+        _ = try await request("POST", "/v1/requests/\(recipient)/\(Hex.encode(id))", body: sealed, accept: [200, 201])
+    }
+
+    /// Registers who may leave us messages on `node`: a hash per friend (`ExpressContact.registration`).
+    func registerContacts(_ body: [UInt8], on node: ExpressNode) async throws(Failure) {
+        _ = try await request("PUT", "/v1/contacts", body: body, accept: [200], on: [node])
     }
 
     /// Records after `seq`, in order, from the first node that answers; and whether more wait.
@@ -118,9 +135,10 @@ struct ExpressClient: Sendable {
     /// Sends a signed request to each node in turn until one answers with an
     /// accepted status; a node that answers with another status is the answer
     /// (it refused), one that cannot be reached is skipped.
-    func request(_ method: String, _ path: String, body: [UInt8], accept: Set<Int>, on chosen: [ExpressNode]? = nil)
-        async throws(Failure) -> Answer
-    {
+    func request(
+        _ method: String, _ path: String, body: [UInt8], accept: Set<Int>, on chosen: [ExpressNode]? = nil,
+        extraHeaders: (ExpressNode) -> [String: String] = { _ in [:] }
+    ) async throws(Failure) -> Answer {
         var lastError = Failure(description: "no Express node is configured")
         for node in chosen ?? nodes {
             let nonce = ExpressProtocol.newNonce()
@@ -130,6 +148,7 @@ struct ExpressClient: Sendable {
                     secretKey: secretKey, nonce: nonce)
             else { throw Failure(description: "cannot sign the request") }
             headers["Content-Type"] = "application/octet-stream"
+            headers.merge(extraHeaders(node)) { mine, _ in mine }
             let response: HttpClient.Response
             do {
                 response = try await http.send(method: method, url: node.baseURL + path, headers: headers, body: body)

@@ -29,6 +29,8 @@ public enum ExpressProtocol {
         public static let signature = "X-Carrier-Signature"
         /// On a pull: "1" when more records wait after this batch.
         public static let more = "X-Carrier-More"
+        /// On a message deposit: the sender's token for the recipient (`ExpressContact`), hex.
+        public static let contact = "X-Carrier-Contact"
     }
 
     /// A request is refused when its time is further than this from the node's clock.
@@ -75,7 +77,8 @@ public enum ExpressProtocol {
         Array([version + "-response", nonce, String(status), Hex.encode(sha256(body))].joined(separator: "\n").utf8)
     }
 
-    static func sha256(_ bytes: [UInt8]) -> [UInt8] { Sha256.digest(bytes) }
+    /// SHA-256 of `bytes`.
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8] { Sha256.digest(bytes) }
 
     /// One stored message as a pull returns it:
     /// `seq u64 | sender key (32) | storedAt ms u64 | length u32 | sealed bytes`, big-endian.

@@ -110,6 +110,18 @@ func run() throws {
     let senders = try (0..<options.senders).map { _ in try User() }
     let recipients = try (0..<options.recipients).map { _ in try User() }
 
+    // Each recipient lets every sender leave it messages (ExpressContact), on every node.
+    for recipient in recipients {
+        for node in options.nodes {
+            let body = ExpressContact.registration(
+                secretKey: recipient.secretKey, friends: senders.map(\.id), serverKey: node.publicKey)
+            let answer = try HttpConnection(host: node.host, port: node.port).send(
+                "PUT", "/v1/contacts", headers: recipient.request("PUT", "/v1/contacts", body: body, to: node),
+                body: body)
+            guard answer.status == 200 else { throw Failure("registering contacts answered \(answer.status)") }
+        }
+    }
+
     // Sign everything before the clock starts.
     var plans: [[Deposit]] = Array(repeating: [], count: options.senders)
     for index in 0..<options.deposits {
@@ -119,10 +131,13 @@ func run() throws {
         let id = (0..<16).map { _ in UInt8.random(in: 0...255) }
         let body = id + [UInt8](repeating: UInt8(index & 0xff), count: options.size - 16)
         let path = "/v1/messages/\(recipient.id)/\(Hex.encode(id))"
-        plans[sender].append(
-            Deposit(
-                node: node, path: path, headers: senders[sender].request("POST", path, body: body, to: node),
-                body: body))
+        var headers = senders[sender].request("POST", path, body: body, to: node)
+        if let token = ExpressContact.token(
+            secretKey: senders[sender].secretKey, peer: recipient.id, serverKey: node.publicKey)
+        {
+            headers[ExpressProtocol.Header.contact] = Hex.encode(token)
+        }
+        plans[sender].append(Deposit(node: node, path: path, headers: headers, body: body))
     }
 
     let tally = Locked(Tally())

@@ -54,5 +54,22 @@ enum ExpressSchema {
                 CREATE INDEX IF NOT EXISTS messages_by_age ON messages(stored_at);
                 CREATE INDEX IF NOT EXISTS nonces_by_expiry ON nonces(expires);
                 """),
+        // 3: what a record is (0 a message, 1 a friend request: quotas of their
+        // own), senders indexed (per-sender quotas), and each recipient's
+        // registered contacts (ExpressContact: who may leave it messages).
+        Migration(
+            version: 3,
+            sqlite: """
+                ALTER TABLE messages ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;
+                CREATE INDEX IF NOT EXISTS messages_by_sender ON messages(sender);
+                CREATE TABLE IF NOT EXISTS contacts(
+                  recipient BLOB NOT NULL, contact BLOB NOT NULL, PRIMARY KEY(recipient, contact));
+                """,
+            postgres: """
+                ALTER TABLE messages ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;
+                CREATE INDEX IF NOT EXISTS messages_by_sender ON messages(sender);
+                CREATE TABLE IF NOT EXISTS contacts(
+                  recipient BYTEA NOT NULL, contact BYTEA NOT NULL, PRIMARY KEY(recipient, contact));
+                """),
     ]
 }

@@ -13,14 +13,20 @@ public struct HttpRequest: Sendable {
     public var body: [UInt8]
     /// The body passed the size limit; what came was dropped.
     public var bodyTooLarge = false
+    /// The client's IP address, for limits per address (nil: not known).
+    public var peerAddress: String?
 
     /// A request as the HTTP server parsed it.
-    public init(method: String, path: String, headers: [String: String], body: [UInt8], bodyTooLarge: Bool = false) {
+    public init(
+        method: String, path: String, headers: [String: String], body: [UInt8], bodyTooLarge: Bool = false,
+        peerAddress: String? = nil
+    ) {
         self.method = method
         self.path = path
         self.headers = headers
         self.body = body
         self.bodyTooLarge = bodyTooLarge
+        self.peerAddress = peerAddress
     }
 }
 
@@ -73,6 +79,46 @@ public final class ExpressService: @unchecked Sendable {
         public var databaseConnections = 8
         /// TURN credentials handed to callers, if a TURN server goes with this node.
         public var turn: TurnIssuer?
+        /// Who may have TURN credentials.
+        public var turnPolicy = TurnPolicy.anyone
+        /// Friend requests waiting for one recipient at most.
+        public var requestsPerRecipient = 100
+        /// A friend request's sealed body at most (a request's hello is 1 KB at most).
+        public var maxRequestSize = 4096
+        /// Records one sender keeps waiting on this node at most, and their bytes.
+        public var recordsPerSender = 2000
+        /// (See `recordsPerSender`.)
+        public var bytesPerSender = 128 << 20
+        /// Bytes this node keeps in all at most; deposits past it get 507.
+        public var bytesPerNode: Int64 = 2 << 30
+        /// Requests a minute: deposits and friend requests per sender and per
+        /// address, TURN credentials per user and per address (token buckets:
+        /// each may spend its burst at once).
+        public var rates = Rates()
+
+        /// Requests a minute, and the bursts allowed (`RateLimiter`).
+        public struct Rates: Sendable {
+            /// Off: no rate limits at all (benchmarks, load tests; quotas still hold).
+            public var enabled = true
+            /// Deposits (messages and friend requests) a sender makes a minute, and at once.
+            public var depositsPerMinute = 300.0
+            public var depositBurst = 300.0
+            /// Friend requests a sender leaves a minute, and at once.
+            public var requestsPerMinute = 1.0
+            public var requestBurst = 10.0
+            /// Deposits from one address a minute, and at once.
+            public var addressDepositsPerMinute = 1500.0
+            public var addressDepositBurst = 1500.0
+            /// TURN credentials a user gets a minute, and at once.
+            public var turnPerMinute = 6.0
+            public var turnBurst = 10.0
+            /// TURN credentials one address gets a minute, and at once.
+            public var addressTurnPerMinute = 60.0
+            public var addressTurnBurst = 60.0
+
+            /// The defaults.
+            public init() {}
+        }
 
         /// The defaults, stored in `database`.
         public init(database: ExpressDatabase) { self.database = database }
@@ -91,15 +137,19 @@ public final class ExpressService: @unchecked Sendable {
     private let purgeLock = NSLock()
     private let now: @Sendable () -> Date
     private var lastPurge: Int64 = 0
+    private let limiters: Limiters
 
     /// Opens (or makes, or migrates) the store and the node's key; `now` is the clock, injectable for tests.
     public init(configuration: Configuration, now: @escaping @Sendable () -> Date = { Date() }) throws {
         self.configuration = configuration
         self.now = now
+        limiters = Limiters(configuration.rates)
         let limits = StoreLimits(
             messagesPerRecipient: configuration.messagesPerRecipient,
-            bytesPerRecipient: configuration.bytesPerRecipient, maxAgeSeconds: configuration.maxAgeSeconds,
-            pullLeaseMilliseconds: configuration.pullLeaseSeconds * 1000)
+            bytesPerRecipient: configuration.bytesPerRecipient,
+            requestsPerRecipient: configuration.requestsPerRecipient, recordsPerSender: configuration.recordsPerSender,
+            bytesPerSender: configuration.bytesPerSender, bytesPerNode: configuration.bytesPerNode,
+            maxAgeSeconds: configuration.maxAgeSeconds, pullLeaseMilliseconds: configuration.pullLeaseSeconds * 1000)
         let secretKey: [UInt8]
         do {
             switch configuration.database {
@@ -155,9 +205,35 @@ public final class ExpressService: @unchecked Sendable {
         switch (request.method, route.count > 0 ? route[0] : "") {
         case ("GET", "info") where route.count == 1:
             return json(["key": Base58.encode(publicKey), "version": ExpressProtocol.version])
-        case ("POST", "messages") where route.count == 3:
+        case ("POST", "messages") where route.count == 3, ("POST", "requests") where route.count == 3:
+            let kind = route[0] == "requests" ? DepositKind.request : .message
+            if kind == .request, request.body.count > configuration.maxRequestSize {
+                return HttpResponse(413, "a friend request is larger than \(configuration.maxRequestSize) bytes")
+            }
+            guard limiters.allowDeposit(from: request.peerAddress, now: milliseconds) else {
+                return HttpResponse(429, "too many deposits from your address; try again in a minute")
+            }
             return authenticated(request, now: milliseconds) { sender in
-                deposit(request, route: route, sender: sender, now: milliseconds)
+                guard limiters.allowDeposit(by: sender, kind: kind, now: milliseconds) else {
+                    return HttpResponse(
+                        429, "too many \(kind == .request ? "friend requests" : "deposits") from you; try again later")
+                }
+                return deposit(request, route: route, sender: sender, kind: kind, now: milliseconds)
+            }
+        case ("PUT", "contacts") where route.count == 1:
+            return authenticated(request, now: milliseconds) { user in
+                let size = ExpressContact.size
+                guard request.body.count % size == 0, request.body.count <= ExpressContact.maxContacts * size else {
+                    return HttpResponse(
+                        400, "contacts are \(size) bytes each, at most \(ExpressContact.maxContacts) of them")
+                }
+                let contacts = stride(from: 0, to: request.body.count, by: size).map {
+                    Array(request.body[$0..<$0 + size])
+                }
+                guard (try? store.setContacts(for: user, contacts)) != nil else {
+                    return HttpResponse(500, "the store failed")
+                }
+                return json(["contacts": contacts.count])
             }
         case ("GET", "messages") where route.count == 3 && route[1] == "after":
             return authenticated(request, now: milliseconds) { user in
@@ -181,32 +257,71 @@ public final class ExpressService: @unchecked Sendable {
                 return json(["deleted": count])
             }
         case ("POST", "turn") where route.count == 1:
+            guard let turn = configuration.turn else {
+                return HttpResponse(404, "this Express node issues no TURN credentials")
+            }
+            guard limiters.allowTurn(from: request.peerAddress, now: milliseconds) else {
+                return HttpResponse(429, "too many TURN requests from your address; try again in a minute")
+            }
             return authenticated(request, now: milliseconds) { user in
-                guard let turn = configuration.turn else {
-                    return HttpResponse(404, "this Express node issues no TURN credentials")
+                guard limiters.allowTurn(by: user, now: milliseconds) else {
+                    return HttpResponse(429, "too many TURN requests from you; try again in a minute")
                 }
+                if let refusal = turnRefusal(for: user) { return refusal }
                 let info = turn.credentials(for: user, now: Int64(milliseconds / 1000))
                 guard let data = try? JSONEncoder().encode(info) else { return HttpResponse(500, "encoding failed") }
                 return HttpResponse(status: 200, headers: ["Content-Type": "application/json"], body: Array(data))
             }
-        case (_, "info"), (_, "messages"), (_, "turn"):
+        case (_, "info"), (_, "messages"), (_, "requests"), (_, "contacts"), (_, "turn"):
             return HttpResponse(405, "method \(request.method) not allowed here")
         default:
             return HttpResponse(404, "no such resource")
         }
     }
 
-    private func deposit(_ request: HttpRequest, route: [String], sender: UserId, now: Int64) -> HttpResponse {
+    private func deposit(_ request: HttpRequest, route: [String], sender: UserId, kind: DepositKind, now: Int64)
+        -> HttpResponse
+    {
         guard let recipient = UserId(route[1]) else { return HttpResponse(400, "the recipient is not a user id") }
         guard let id = Hex.decode(route[2]), id.count == 16 else {
             return HttpResponse(400, "the message id is not 32 hex digits")
         }
         guard !request.body.isEmpty else { return HttpResponse(400, "an empty message") }
-        switch try? store.deposit(recipient: recipient, sender: sender, messageId: id, body: request.body, now: now) {
+        // A message needs the recipient's word that the sender is a friend (ExpressContact).
+        if kind == .message {
+            let header = request.headers[ExpressProtocol.Header.contact.lowercased()]
+            guard let token = header.flatMap(Hex.decode), token.count == ExpressContact.size else {
+                return HttpResponse(403, "a message needs the sender's contact token (X-Carrier-Contact)")
+            }
+            switch try? store.hasContact(ExpressContact.registered(token: token, sender: sender), for: recipient) {
+            case true?: break
+            case false?: return HttpResponse(403, "the recipient has not registered you as a contact on this node")
+            case nil: return HttpResponse(500, "the store failed")
+            }
+        }
+        switch try? store.deposit(
+            recipient: recipient, sender: sender, messageId: id, body: request.body, kind: kind, now: now)
+        {
         case .stored(let seq)?: return json(["seq": Int(seq)], status: 201)
         case .duplicate?: return json(["duplicate": true], status: 200)
         case .overQuota(let why)?: return HttpResponse(429, why)
+        case .full(let why)?: return HttpResponse(507, why)
         case nil: return HttpResponse(500, "the store failed")
+        }
+    }
+
+    /// Why `user` may not have TURN credentials under the node's policy, or nil.
+    private func turnRefusal(for user: UserId) -> HttpResponse? {
+        switch configuration.turnPolicy {
+        case .anyone: return nil
+        case .allowList(let users):
+            return users.contains(user) ? nil : HttpResponse(403, "TURN credentials are for listed users only")
+        case .mailboxUsers:
+            switch try? store.hasMailbox(user) {
+            case true?: return nil
+            case false?: return HttpResponse(403, "TURN credentials are for users whose mailbox is on this node")
+            case nil: return HttpResponse(500, "the store failed")
+            }
         }
     }
 
@@ -250,5 +365,58 @@ public final class ExpressService: @unchecked Sendable {
     private func json(_ object: [String: any Sendable], status: Int = 200) -> HttpResponse {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return HttpResponse(status: status, headers: ["Content-Type": "application/json"], body: Array(data))
+    }
+}
+
+/// Who may have TURN credentials from an Express node.
+public enum TurnPolicy: Sendable, Equatable {
+    /// Any user that signs its request (rate-limited).
+    case anyone
+    /// The listed users only.
+    case allowList(Set<UserId>)
+    /// Users whose mailbox is on this node: they registered their contacts here.
+    case mailboxUsers
+}
+
+/// The service's rate limits, shared by libmicrohttpd's threads.
+private final class Limiters: @unchecked Sendable {
+    private let lock = NSLock()
+    private let enabled: Bool
+    private var deposits: RateLimiter
+    private var requests: RateLimiter
+    private var addressDeposits: RateLimiter
+    private var turn: RateLimiter
+    private var addressTurn: RateLimiter
+
+    init(_ rates: ExpressService.Configuration.Rates) {
+        enabled = rates.enabled
+        deposits = RateLimiter(perMinute: rates.depositsPerMinute, burst: rates.depositBurst)
+        requests = RateLimiter(perMinute: rates.requestsPerMinute, burst: rates.requestBurst)
+        addressDeposits = RateLimiter(perMinute: rates.addressDepositsPerMinute, burst: rates.addressDepositBurst)
+        turn = RateLimiter(perMinute: rates.turnPerMinute, burst: rates.turnBurst)
+        addressTurn = RateLimiter(perMinute: rates.addressTurnPerMinute, burst: rates.addressTurnBurst)
+    }
+
+    func allowDeposit(from address: String?, now: Int64) -> Bool {
+        guard enabled, let address else { return true }
+        return lock.withLock { addressDeposits.allow(address, now: now) }
+    }
+
+    func allowDeposit(by sender: UserId, kind: DepositKind, now: Int64) -> Bool {
+        guard enabled else { return true }
+        return lock.withLock {
+            guard deposits.allow(sender.description, now: now) else { return false }
+            return kind == .message || requests.allow(sender.description, now: now)
+        }
+    }
+
+    func allowTurn(from address: String?, now: Int64) -> Bool {
+        guard enabled, let address else { return true }
+        return lock.withLock { addressTurn.allow(address, now: now) }
+    }
+
+    func allowTurn(by user: UserId, now: Int64) -> Bool {
+        guard enabled else { return true }
+        return lock.withLock { turn.allow(user.description, now: now) }
     }
 }

@@ -13,10 +13,20 @@ protocol ExpressStore: AnyObject, Sendable {
     /// gets the same one.
     func identitySecret(makeNew: () -> [UInt8]) throws(DatabaseFailure) -> [UInt8]
 
-    /// Stores one sealed message, unless the same sender stored the same id
-    /// before or the recipient's quota is full.
-    func deposit(recipient: UserId, sender: UserId, messageId: [UInt8], body: [UInt8], now: Int64)
-        throws(DatabaseFailure) -> DepositResult
+    /// Stores one sealed message or friend request, unless the same sender
+    /// stored the same id before or a quota (`StoreLimits`) is full.
+    func deposit(
+        recipient: UserId, sender: UserId, messageId: [UInt8], body: [UInt8], kind: DepositKind, now: Int64
+    ) throws(DatabaseFailure) -> DepositResult
+
+    /// Replaces the recipient's registered contacts (`ExpressContact`).
+    func setContacts(for recipient: UserId, _ contacts: [[UInt8]]) throws(DatabaseFailure)
+
+    /// Whether the recipient registered `contact`.
+    func hasContact(_ contact: [UInt8], for recipient: UserId) throws(DatabaseFailure) -> Bool
+
+    /// Whether `user` keeps its mailbox here: it registered contacts.
+    func hasMailbox(_ user: UserId) throws(DatabaseFailure) -> Bool
 
     /// The recipient's unclaimed records after `seq`, oldest first, up to
     /// `maxCount` records and about `maxBytes`; they are claimed for
@@ -44,24 +54,70 @@ protocol ExpressStore: AnyObject, Sendable {
     func close()
 }
 
-/// What one recipient may keep, and how long a pull holds its records.
+/// What one recipient, one sender and the whole node may keep, and how long
+/// a pull holds its records.
 struct StoreLimits: Sendable {
     /// Messages waiting for one recipient, and their bytes.
     var messagesPerRecipient = 1000
     var bytesPerRecipient = 64 << 20
+    /// Friend requests waiting for one recipient (apart from its messages).
+    var requestsPerRecipient = 100
+    /// Records one sender has waiting, over every recipient, and their bytes.
+    var recordsPerSender = 2000
+    var bytesPerSender = 128 << 20
+    /// Bytes the node keeps in all; past it deposits get 507.
+    var bytesPerNode: Int64 = 2 << 30
     /// A message not pulled within this many seconds is deleted.
     var maxAgeSeconds: Int64 = 14 * 24 * 3600
     /// A pulled record is not handed out again for this long unless deleted
     /// (the puller crashed or lost the answer: then it comes again).
     var pullLeaseMilliseconds: Int64 = 30_000
 
-    /// Why one more message of `size` bytes would pass the recipient's quota, or nil.
-    func refusal(waiting count: Int, bytes: Int, adding size: Int) -> String? {
-        if count + 1 > messagesPerRecipient {
-            return "the recipient has \(count) messages waiting, at most \(messagesPerRecipient)"
+    /// What is stored now that a deposit is judged by.
+    struct Usage: Equatable {
+        /// Records of the deposit's kind waiting for the recipient, and their bytes.
+        var recipientCount = 0
+        var recipientBytes = 0
+        /// The same sender stored the same id for the recipient before.
+        var duplicate = false
+        /// A friend request from the same sender waits for the recipient.
+        var requestWaiting = false
+        /// Records the sender has waiting anywhere, and their bytes.
+        var senderCount = 0
+        var senderBytes = 0
+        /// Bytes the node keeps in all.
+        var nodeBytes: Int64 = 0
+    }
+
+    /// What a deposit of `size` bytes and `kind` becomes, or nil if it may be stored.
+    func refusal(_ usage: Usage, kind: DepositKind, adding size: Int) -> DepositResult? {
+        if usage.duplicate { return .duplicate }
+        if usage.nodeBytes + Int64(size) > bytesPerNode {
+            return .full("this Express node is full (\(bytesPerNode >> 20) MiB kept); try another node")
         }
-        if bytes + size > bytesPerRecipient {
-            return "the recipient's waiting messages would pass \(bytesPerRecipient) bytes"
+        if usage.senderCount + 1 > recordsPerSender {
+            return .overQuota(
+                "you have \(usage.senderCount) messages waiting on this node, at most \(recordsPerSender)")
+        }
+        if usage.senderBytes + size > bytesPerSender {
+            return .overQuota("your waiting messages on this node would pass \(bytesPerSender) bytes")
+        }
+        switch kind {
+        case .request:
+            if usage.requestWaiting { return .overQuota("a friend request of yours already waits for the recipient") }
+            if usage.recipientCount + 1 > requestsPerRecipient {
+                return .overQuota(
+                    "the recipient has \(usage.recipientCount) friend requests waiting, at most \(requestsPerRecipient)"
+                )
+            }
+        case .message:
+            if usage.recipientCount + 1 > messagesPerRecipient {
+                return .overQuota(
+                    "the recipient has \(usage.recipientCount) messages waiting, at most \(messagesPerRecipient)")
+            }
+            if usage.recipientBytes + size > bytesPerRecipient {
+                return .overQuota("the recipient's waiting messages would pass \(bytesPerRecipient) bytes")
+            }
         }
         return nil
     }
@@ -79,12 +135,22 @@ struct StoreLimits: Sendable {
     }
 }
 
+/// What a deposit holds: a message (for a sender the recipient registered)
+/// or a friend request (from anyone, small).
+enum DepositKind: Int64, Sendable {
+    case message = 0
+    case request = 1
+}
+
 /// What became of a deposit.
 enum DepositResult: Equatable {
     case stored(seq: UInt64)
     /// The same sender stored the same message id before (a retried request).
     case duplicate
+    /// A recipient's or a sender's quota (429).
     case overQuota(String)
+    /// The node's total (507).
+    case full(String)
 }
 
 /// One pull's records, and whether more wait.

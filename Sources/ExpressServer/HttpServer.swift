@@ -6,10 +6,13 @@ import Foundation
 /// gathers each request's body (bounded) and hands the request to `handler`.
 ///
 /// Threads: libmicrohttpd runs a pool of `threads` threads; the handler runs
-/// on the thread that serves the connection, so it must be thread-safe.
-/// Bounded: connections in all and per address, header memory per
-/// connection, an idle timeout, and the body size (`maxBodySize`: what passes
-/// it is read and dropped, and the request is marked `bodyTooLarge`).
+/// on the thread that serves the connection, so it must be thread-safe. A
+/// timer on a dispatch queue of its own cuts requests past their time.
+/// Bounded: connections in all and per address, a share of them kept for
+/// addresses that hold few (`ConnectionGuard`), header memory per
+/// connection, an idle timeout, the time a request may take from its first
+/// byte, and the body size (`maxBodySize`: what passes it is read and
+/// dropped, and the request is marked `bodyTooLarge`).
 public final class HttpServer: @unchecked Sendable {
     /// What one client, and all of them, may cost the server.
     public struct Limits: Sendable {
@@ -18,11 +21,19 @@ public final class HttpServer: @unchecked Sendable {
         /// Connections at once, in all.
         public var connections: UInt32 = 256
         /// Connections at once from one address.
-        public var connectionsPerAddress: UInt32 = 64
+        public var connectionsPerAddress: UInt32 = 32
+        /// The share of `connections` kept for addresses holding fewer than `busyAddress`.
+        public var reservedShare = 0.25
+        /// Connections from one address past which it gets none of the reserved share.
+        public var busyAddress = 4
         /// Memory for one connection's headers.
         public var headerMemory = 32 * 1024
         /// A connection idle this long is closed.
         public var idleTimeoutSeconds: UInt32 = 30
+        /// A request must be whole (headers and body) within this long of its
+        /// connection's start or of the request before it: a client that
+        /// trickles bytes is cut. 5 MB in a minute is 0.7 Mbit/s.
+        public var requestSeconds = 60.0
         /// libmicrohttpd's thread pool.
         public var threads: UInt32 = 4
 
@@ -43,14 +54,33 @@ public final class HttpServer: @unchecked Sendable {
         var tooLarge = false
     }
 
-    private final class Context {
+    private final class Context: @unchecked Sendable {
         let handler: @Sendable (HttpRequest) -> HttpResponse
         let limits: Limits
+        private let lock = NSLock()
+        private var connections: ConnectionGuard
         init(handler: @escaping @Sendable (HttpRequest) -> HttpResponse, limits: Limits) {
             self.handler = handler
             self.limits = limits
+            var connections = ConnectionGuard(
+                maxConnections: Int(limits.connections), requestMilliseconds: Int64(limits.requestSeconds * 1000))
+            connections.reservedShare = limits.reservedShare
+            connections.busyAddress = limits.busyAddress
+            self.connections = connections
+        }
+
+        func guarding<T>(_ body: (inout ConnectionGuard) -> T) -> T { lock.withLock { body(&connections) } }
+
+        /// Shuts down the sockets of requests past their time.
+        func cutOverdue() {
+            for descriptor in guarding({ $0.overdue(now: HttpServer.milliseconds()) }) {
+                _ = shutdown(descriptor, Int32(SHUT_RDWR))
+            }
         }
     }
+
+    /// Cuts overdue requests every half second.
+    private let reaper: DispatchSourceTimer
 
     /// Listens on `host` (an IPv4 address) and `port` (0 picks a free one).
     public init(host: String, port: UInt16, limits: Limits, handler: @escaping @Sendable (HttpRequest) -> HttpResponse)
@@ -68,7 +98,8 @@ public final class HttpServer: @unchecked Sendable {
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 cmhd_start(
                     socketAddress, limits.threads, limits.connections, limits.connectionsPerAddress,
-                    limits.headerMemory, limits.idleTimeoutSeconds, Self.access, contextPointer, Self.completed, nil)
+                    limits.headerMemory, limits.idleTimeoutSeconds, Self.access, contextPointer, Self.completed,
+                    contextPointer, Self.policy, Self.notify)
             }
         }
         guard let daemon else {
@@ -77,7 +108,20 @@ public final class HttpServer: @unchecked Sendable {
                 userInfo: [NSLocalizedDescriptionKey: "cannot listen on \(host):\(port) (in use, or not allowed)"])
         }
         self.port = cmhd_port(daemon)
+        reaper = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "express.http.reaper"))
+        reaper.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
+        reaper.setEventHandler { [context] in context.cutOverdue() }
+        reaper.resume()
     }
+
+    static func milliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+
+    /// Connections the server holds now.
+    public var connectionCount: Int { context.guarding { $0.count } }
 
     /// Stops listening and waits for the pool's threads to finish.
     public func stop() {
@@ -85,7 +129,10 @@ public final class HttpServer: @unchecked Sendable {
             defer { daemon = nil }
             return daemon
         }
-        if let running { MHD_stop_daemon(running) }
+        if let running {
+            reaper.cancel()
+            MHD_stop_daemon(running)
+        }
     }
 
     deinit { stop() }
@@ -122,14 +169,17 @@ public final class HttpServer: @unchecked Sendable {
             return .YES
         }
         var headers: [String: String] = [:]
-        for name in ["X-Carrier-User", "X-Carrier-Time", "X-Carrier-Nonce", "X-Carrier-Signature", "Content-Type"] {
+        for name in [
+            "X-Carrier-User", "X-Carrier-Time", "X-Carrier-Nonce", "X-Carrier-Signature", "X-Carrier-Contact",
+            "Content-Type",
+        ] {
             if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, name) {
                 headers[name.lowercased()] = String(cString: value)
             }
         }
         let request = HttpRequest(
             method: String(cString: method), path: String(cString: url), headers: headers, body: pending.body,
-            bodyTooLarge: pending.tooLarge)
+            bodyTooLarge: pending.tooLarge, peerAddress: HttpServer.clientAddress(connection))
         let answer = context.handler(request)
         let response = answer.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(
@@ -142,10 +192,47 @@ public final class HttpServer: @unchecked Sendable {
         return MHD_queue_response(connection, UInt32(answer.status), response)
     }
 
-    /// Frees a request's state when libmicrohttpd is done with it (also after an error).
-    private static let completed: MHD_RequestCompletedCallback = { _, _, slot, _ in
+    /// Frees a request's state when libmicrohttpd is done with it (also
+    /// after an error); the connection's next request starts its time.
+    private static let completed: MHD_RequestCompletedCallback = { contextPointer, connection, slot, _ in
+        if let contextPointer, let connection {
+            let context = Unmanaged<Context>.fromOpaque(contextPointer).takeUnretainedValue()
+            let id = UInt(bitPattern: connection)
+            context.guarding { $0.requestEnded(id, now: milliseconds()) }
+        }
         guard let slot, let value = slot.pointee else { return }
         Unmanaged<Pending>.fromOpaque(value).release()
         slot.pointee = nil
+    }
+
+    /// Admits or refuses a new connection (on the thread that accepts it).
+    private static let policy: MHD_AcceptPolicyCallback = { contextPointer, address, _ in
+        guard let contextPointer else { return .NO }
+        let context = Unmanaged<Context>.fromOpaque(contextPointer).takeUnretainedValue()
+        var buffer = [CChar](repeating: 0, count: 64)
+        cmhd_address_text(address, &buffer, socklen_t(buffer.count))
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return context.guarding { $0.admit(text) } ? .YES : .NO
+    }
+
+    /// A connection's start and close (on its worker thread).
+    private static let notify: MHD_NotifyConnectionCallback = { contextPointer, connection, _, code in
+        guard let contextPointer, let connection else { return }
+        let context = Unmanaged<Context>.fromOpaque(contextPointer).takeUnretainedValue()
+        let id = UInt(bitPattern: connection)
+        if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED
+            let address = clientAddress(connection) ?? ""
+            let descriptor = cmhd_connection_fd(connection)
+            context.guarding { $0.started(id, address: address, descriptor: descriptor, now: milliseconds()) }
+        } else {
+            context.guarding { $0.closed(id) }
+        }
+    }
+
+    private static func clientAddress(_ connection: OpaquePointer) -> String? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        cmhd_client_address(connection, &buffer, socklen_t(buffer.count))
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.isEmpty ? nil : text
     }
 }

@@ -77,40 +77,80 @@ final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
         }
     }
 
-    func deposit(recipient: UserId, sender: UserId, messageId: [UInt8], body: [UInt8], now: Int64)
-        throws(DatabaseFailure) -> DepositResult
-    {
+    func deposit(
+        recipient: UserId, sender: UserId, messageId: [UInt8], body: [UInt8], kind: DepositKind, now: Int64
+    ) throws(DatabaseFailure) -> DepositResult {
         try pool.with { (connection) throws(DatabaseFailure) in
             try connection.transaction { () throws(DatabaseFailure) -> DepositResult in
+                // The recipient's lock orders its deposits across nodes; the sender's and
+                // the node's totals are read without one (two nodes may pass them by a deposit each).
                 try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(LockKey.recipient(recipient))])
-                let usage =
+                let row =
                     try connection.query(
                         """
-                        SELECT COUNT(*), COALESCE(SUM(size), 0)::bigint,
-                               COALESCE(BOOL_OR(sender = $2 AND message_id = $3), false)
-                        FROM messages WHERE recipient = $1
+                        SELECT
+                          (SELECT COUNT(*) FROM messages WHERE recipient = $1 AND kind = $4),
+                          (SELECT COALESCE(SUM(size), 0)::bigint FROM messages WHERE recipient = $1 AND kind = $4),
+                          (SELECT COUNT(*) FROM messages WHERE recipient = $1 AND sender = $2 AND message_id = $3),
+                          (SELECT COUNT(*) FROM messages WHERE recipient = $1 AND sender = $2 AND kind = 1),
+                          (SELECT COUNT(*) FROM messages WHERE sender = $2),
+                          (SELECT COALESCE(SUM(size), 0)::bigint FROM messages WHERE sender = $2),
+                          (SELECT COALESCE(SUM(size), 0)::bigint FROM messages)
                         """,
-                        [.blob(recipient.publicKey), .blob(sender.publicKey), .blob(messageId)]
+                        [
+                            .blob(recipient.publicKey), .blob(sender.publicKey), .blob(messageId),
+                            .integer(kind.rawValue),
+                        ]
                     ).rows.first ?? []
-                let column = { (index: Int) in index < usage.count ? usage[index]?.integer ?? 0 : 0 }
-                if column(2) == 1 { return .duplicate }
-                if let why = limits.refusal(waiting: Int(column(0)), bytes: Int(column(1)), adding: body.count) {
-                    return .overQuota(why)
-                }
+                let column = { (index: Int) in index < row.count ? row[index]?.integer ?? 0 : 0 }
+                let usage = StoreLimits.Usage(
+                    recipientCount: Int(column(0)), recipientBytes: Int(column(1)), duplicate: column(2) > 0,
+                    requestWaiting: kind == .request && column(3) > 0, senderCount: Int(column(4)),
+                    senderBytes: Int(column(5)), nodeBytes: column(6))
+                if let refusal = limits.refusal(usage, kind: kind, adding: body.count) { return refusal }
                 let inserted = try connection.query(
                     """
-                    INSERT INTO messages(recipient, sender, message_id, stored_at, body, size)
-                    VALUES($1, $2, $3, $4, $5, $6) RETURNING seq
+                    INSERT INTO messages(recipient, sender, message_id, stored_at, body, size, kind)
+                    VALUES($1, $2, $3, $4, $5, $6, $7) RETURNING seq
                     """,
                     [
                         .blob(recipient.publicKey), .blob(sender.publicKey), .blob(messageId), .integer(now),
-                        .blob(body), .integer(Int64(body.count)),
+                        .blob(body), .integer(Int64(body.count)), .integer(kind.rawValue),
                     ])
                 guard let seq = inserted.rows.first?.first??.integer else {
                     throw DatabaseFailure(description: "the insert returned no sequence number")
                 }
                 return .stored(seq: UInt64(seq))
             }
+        }
+    }
+
+    func setContacts(for recipient: UserId, _ contacts: [[UInt8]]) throws(DatabaseFailure) {
+        try pool.with { (connection) throws(DatabaseFailure) in
+            try connection.transaction { () throws(DatabaseFailure) in
+                try connection.query("DELETE FROM contacts WHERE recipient = $1", [.blob(recipient.publicKey)])
+                for contact in contacts {
+                    try connection.query(
+                        "INSERT INTO contacts(recipient, contact) VALUES($1, $2) ON CONFLICT DO NOTHING",
+                        [.blob(recipient.publicKey), .blob(contact)])
+                }
+            }
+        }
+    }
+
+    func hasContact(_ contact: [UInt8], for recipient: UserId) throws(DatabaseFailure) -> Bool {
+        try pool.with { (connection) throws(DatabaseFailure) in
+            try !connection.query(
+                "SELECT 1 FROM contacts WHERE recipient = $1 AND contact = $2",
+                [.blob(recipient.publicKey), .blob(contact)]
+            ).rows.isEmpty
+        }
+    }
+
+    func hasMailbox(_ user: UserId) throws(DatabaseFailure) -> Bool {
+        try pool.with { (connection) throws(DatabaseFailure) in
+            try !connection.query("SELECT 1 FROM contacts WHERE recipient = $1 LIMIT 1", [.blob(user.publicKey)])
+                .rows.isEmpty
         }
     }
 

@@ -1,4 +1,6 @@
 import CSQLite
+import CarrierLog
+import Glibc
 
 /// A thin layer over one SQLite connection: statements with bound values and
 /// rows read by column. Not thread-safe: its owner serialises access.
@@ -9,7 +11,11 @@ final class SQLiteDatabase {
     private var handle: OpaquePointer?
 
     /// Opens (creating) the database at `path`; ":memory:" keeps it in memory.
+    /// A file is made 0600, and an existing one that others may read is
+    /// made so (it holds the Express node's secret key): SQLite gives its
+    /// journal files the database's mode.
     init(path: String) throws(Failure) {
+        if path != ":memory:" { try Self.makePrivate(path) }
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -20,6 +26,32 @@ final class SQLiteDatabase {
     }
 
     deinit { sqlite3_close(handle) }
+
+    /// Creates `path` 0600 if it is not there; takes group and other bits
+    /// off one that is (saying so), and refuses a symbolic link.
+    static func makePrivate(_ path: String) throws(Failure) {
+        var status = stat()
+        guard lstat(path, &status) == 0 else {
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else {
+                throw Failure(description: "cannot create \(path): \(String(cString: strerror(errno)))")
+            }
+            close(descriptor)
+            return
+        }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            throw Failure(description: "\(path) is not a regular file (a link or a device): refused")
+        }
+        if status.st_mode & 0o077 != 0 {
+            guard chmod(path, status.st_mode & 0o700) == 0 else {
+                throw Failure(
+                    description: "\(path) may be read by others and cannot be made private: "
+                        + String(cString: strerror(errno)))
+            }
+            Logger("express").warning(
+                "\(path) could be read by other users (mode \(String(status.st_mode & 0o777, radix: 8))): now 0600")
+        }
+    }
 
     func execute(_ sql: String) throws(Failure) {
         var error: UnsafeMutablePointer<CChar>?

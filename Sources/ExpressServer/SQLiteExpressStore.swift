@@ -46,36 +46,75 @@ final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
         }
     }
 
-    func deposit(recipient: UserId, sender: UserId, messageId: [UInt8], body: [UInt8], now: Int64)
-        throws(DatabaseFailure) -> DepositResult
-    {
+    func deposit(
+        recipient: UserId, sender: UserId, messageId: [UInt8], body: [UInt8], kind: DepositKind, now: Int64
+    ) throws(DatabaseFailure) -> DepositResult {
         try serialised { () throws(DatabaseFailure) in
             try database.transaction { () throws(DatabaseFailure) -> DepositResult in
-                let usage = try database.query(
-                    """
-                    SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(MAX(sender = ? AND message_id = ?), 0)
-                    FROM messages WHERE recipient = ?
-                    """,
-                    [.blob(sender.publicKey), .blob(messageId), .blob(recipient.publicKey)])
-                let row = usage.first ?? []
-                if row.count == 3, row[2].integer == 1 { return .duplicate }
-                let count = Int(row.first?.integer ?? 0)
-                let bytes = Int(row.count > 1 ? row[1].integer ?? 0 : 0)
-                if let why = limits.refusal(waiting: count, bytes: bytes, adding: body.count) {
-                    return .overQuota(why)
-                }
+                let (to, from) = (DatabaseValue.blob(recipient.publicKey), DatabaseValue.blob(sender.publicKey))
+                let row =
+                    try database.query(
+                        """
+                        SELECT
+                          (SELECT COUNT(*) FROM messages WHERE recipient = ? AND kind = ?),
+                          (SELECT COALESCE(SUM(size), 0) FROM messages WHERE recipient = ? AND kind = ?),
+                          (SELECT COUNT(*) FROM messages WHERE recipient = ? AND sender = ? AND message_id = ?),
+                          (SELECT COUNT(*) FROM messages WHERE recipient = ? AND sender = ? AND kind = 1),
+                          (SELECT COUNT(*) FROM messages WHERE sender = ?),
+                          (SELECT COALESCE(SUM(size), 0) FROM messages WHERE sender = ?),
+                          (SELECT COALESCE(SUM(size), 0) FROM messages)
+                        """,
+                        [
+                            to, .integer(kind.rawValue), to, .integer(kind.rawValue), to, from, .blob(messageId), to,
+                            from, from, from,
+                        ]
+                    ).first ?? []
+                let column = { (index: Int) in index < row.count ? row[index].integer ?? 0 : 0 }
+                let usage = StoreLimits.Usage(
+                    recipientCount: Int(column(0)), recipientBytes: Int(column(1)), duplicate: column(2) > 0,
+                    requestWaiting: kind == .request && column(3) > 0, senderCount: Int(column(4)),
+                    senderBytes: Int(column(5)), nodeBytes: column(6))
+                if let refusal = limits.refusal(usage, kind: kind, adding: body.count) { return refusal }
                 try database.query(
                     """
-                    INSERT INTO messages(recipient, sender, message_id, stored_at, body, size)
-                    VALUES(?, ?, ?, ?, ?, ?)
+                    INSERT INTO messages(recipient, sender, message_id, stored_at, body, size, kind)
+                    VALUES(?, ?, ?, ?, ?, ?, ?)
                     """,
                     [
-                        .blob(recipient.publicKey), .blob(sender.publicKey), .blob(messageId), .integer(now),
-                        .blob(body), .integer(Int64(body.count)),
+                        to, from, .blob(messageId), .integer(now), .blob(body), .integer(Int64(body.count)),
+                        .integer(kind.rawValue),
                     ])
                 let seq = try database.query("SELECT last_insert_rowid()").first?.first?.integer ?? 0
                 return .stored(seq: UInt64(seq))
             }
+        }
+    }
+
+    func setContacts(for recipient: UserId, _ contacts: [[UInt8]]) throws(DatabaseFailure) {
+        try serialised { () throws(DatabaseFailure) in
+            try database.transaction { () throws(DatabaseFailure) in
+                try database.query("DELETE FROM contacts WHERE recipient = ?", [.blob(recipient.publicKey)])
+                for contact in contacts {
+                    try database.query(
+                        "INSERT OR IGNORE INTO contacts(recipient, contact) VALUES(?, ?)",
+                        [.blob(recipient.publicKey), .blob(contact)])
+                }
+            }
+        }
+    }
+
+    func hasContact(_ contact: [UInt8], for recipient: UserId) throws(DatabaseFailure) -> Bool {
+        try serialised { () throws(DatabaseFailure) in
+            try !database.query(
+                "SELECT 1 FROM contacts WHERE recipient = ? AND contact = ?",
+                [.blob(recipient.publicKey), .blob(contact)]
+            ).isEmpty
+        }
+    }
+
+    func hasMailbox(_ user: UserId) throws(DatabaseFailure) -> Bool {
+        try serialised { () throws(DatabaseFailure) in
+            try !database.query("SELECT 1 FROM contacts WHERE recipient = ? LIMIT 1", [.blob(user.publicKey)]).isEmpty
         }
     }
 

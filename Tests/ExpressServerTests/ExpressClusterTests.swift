@@ -16,8 +16,11 @@ import Testing
         throws -> (ExpressService, ExpressService)
     {
         var configuration = ExpressService.Configuration(database: .postgres(url: server.url()))
+        configuration.rates.enabled = false
         configure(&configuration)
-        return (try ExpressService(configuration: configuration), try ExpressService(configuration: configuration))
+        let pair = (try ExpressService(configuration: configuration), try ExpressService(configuration: configuration))
+        befriend([alice, bob], on: pair.0)  // one database: registered on both
+        return pair
     }
 
     @Test func nodesOnOneDatabaseShareTheKeyAndTheMailboxes() async throws {
@@ -122,7 +125,8 @@ import Testing
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let old = now - 120_000
         #expect(
-            try store.deposit(recipient: bob.id, sender: alice.id, messageId: randomId(), body: [1], now: old)
+            try store.deposit(
+                recipient: bob.id, sender: alice.id, messageId: randomId(), body: [1], kind: .message, now: old)
                 == .stored(seq: 1))
         let other = try PostgresConnection(url: server.url())
         try other.query("SELECT pg_advisory_lock($1)", [.integer(PostgresExpressStore.LockKey.purge)])
@@ -154,6 +158,7 @@ import Testing
                     '\\x\(Hex.encode(body))')
             """)
         let service = try ExpressService(configuration: .init(database: .postgres(url: server.url())))
+        befriend([alice, bob], on: service)
         #expect(try service.schemaVersion() == ExpressSchema.latest)
         let pulled = service.handle(bob.request("GET", "/v1/messages/after/0", to: service))
         #expect(ExpressProtocol.Record.decodeAll(pulled.body)?.map(\.sealed) == [body])
@@ -178,6 +183,7 @@ import Testing
                 ])
         }
         let service = try ExpressService(configuration: .init(databasePath: path))
+        befriend([alice, bob], on: service)
         #expect(try service.schemaVersion() == ExpressSchema.latest)
         let pulled = service.handle(bob.request("GET", "/v1/messages/after/0", to: service))
         #expect(ExpressProtocol.Record.decodeAll(pulled.body)?.map(\.sealed) == [body])
@@ -188,6 +194,7 @@ import Testing
     @Test func aDatabaseOutageIsAnErrorNotACrash() async throws {
         let server = try await PostgresServer()
         let service = try ExpressService(configuration: .init(database: .postgres(url: server.url())))
+        befriend([alice, bob], on: service)
         let id = randomId()
         let path = "/v1/messages/\(bob.id)/\(Hex.encode(id))"
         let body = alice.seal("kept", to: bob.id, id: id)

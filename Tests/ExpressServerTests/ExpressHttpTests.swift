@@ -13,6 +13,7 @@ import Testing
         let bob = TestUser()
         let aliceClient = ExpressClient(nodes: [server.entry], userId: alice.id, secretKey: alice.secretKey)
         let bobClient = ExpressClient(nodes: [server.entry], userId: bob.id, secretKey: bob.secretKey)
+        befriend([alice, bob], on: server.service)
         let id = randomId()
         try await aliceClient.deposit(alice.seal("over http", to: bob.id, id: id), to: bob.id, id: id)
         let (records, more) = try await bobClient.pull(after: 0, from: server.entry)
@@ -45,6 +46,7 @@ import Testing
         let alice = TestUser()
         let bob = TestUser()
         let client = ExpressClient(nodes: [server.entry], userId: alice.id, secretKey: alice.secretKey)
+        befriend([alice, bob], on: server.service)
         let huge = [UInt8](repeating: 1, count: ExpressProtocol.maxBodySize + 10)
         await #expect {
             try await client.deposit(huge, to: bob.id, id: randomId())
@@ -62,7 +64,46 @@ import Testing
         var dead = server.entry
         dead.port = 1
         let client = ExpressClient(nodes: [dead, server.entry], userId: alice.id, secretKey: alice.secretKey)
+        let bob = TestUser()
+        befriend([alice, bob], on: server.service)
         let id = randomId()
-        try await client.deposit(alice.seal("second node", to: TestUser().id, id: id), to: TestUser().id, id: id)
+        try await client.deposit(alice.seal("second node", to: bob.id, id: id), to: bob.id, id: id)
+    }
+
+    /// A message to a recipient that has not registered the sender, a
+    /// token shown by someone else, and a friend request that needs none.
+    @Test func onlyRegisteredContactsLeaveMessagesAndAnyoneAFriendRequest() async throws {
+        let server = try ExpressEndpoint(configuration: .init())
+        defer { server.stop() }
+        let (alice, bob, mallory) = (TestUser(), TestUser(), TestUser())
+        let aliceClient = ExpressClient(nodes: [server.entry], userId: alice.id, secretKey: alice.secretKey)
+        let malloryClient = ExpressClient(nodes: [server.entry], userId: mallory.id, secretKey: mallory.secretKey)
+        let id = randomId()
+        await #expect {
+            try await aliceClient.deposit(alice.seal("before", to: bob.id, id: id), to: bob.id, id: id)
+        } throws: { error in
+            (error as? ExpressClient.Failure)?.status == 403
+        }
+        befriend([alice, bob], on: server.service)
+        try await aliceClient.deposit(alice.seal("after", to: bob.id, id: id), to: bob.id, id: id)
+        // Mallory shows Alice's token (it travelled in the clear): not registered for Mallory.
+        let token = try #require(
+            ExpressContact.token(secretKey: alice.secretKey, peer: bob.id, serverKey: server.service.publicKey))
+        let forged = randomId()
+        let answer = try await malloryClient.request(
+            "POST", "/v1/messages/\(bob.id)/\(Hex.encode(forged))", body: mallory.seal("hi", to: bob.id),
+            accept: [201, 403]
+        ) { _ in [ExpressProtocol.Header.contact: Hex.encode(token)] }
+        #expect(answer.status == 403)
+        // A friend request needs no token, and one waits per sender.
+        try await malloryClient.depositRequest(mallory.seal("let me in", to: bob.id), to: bob.id, id: randomId())
+        await #expect {
+            try await malloryClient.depositRequest(mallory.seal("again", to: bob.id), to: bob.id, id: randomId())
+        } throws: { error in
+            (error as? ExpressClient.Failure)?.status == 429
+        }
+        let records = try await ExpressClient(nodes: [server.entry], userId: bob.id, secretKey: bob.secretKey)
+            .pull(after: 0, from: server.entry).records
+        #expect(Set(records.map(\.sender)) == [alice.id, mallory.id] && records.count == 2)
     }
 }

@@ -25,6 +25,13 @@ struct TestUser {
             serverKey: service.publicKey, method: method, path: path, body: body, userId: id, secretKey: secretKey,
             time: time, nonce: nonce)!
         if let claimed { headers[ExpressProtocol.Header.user] = claimed.description }
+        // A message deposit shows our token for its recipient, as the node's client does.
+        let parts = path.split(separator: "/").map(String.init)
+        if method == "POST", parts.count == 4, parts[1] == "messages", let recipient = UserId(parts[2]),
+            let token = ExpressContact.token(secretKey: secretKey, peer: recipient, serverKey: service.publicKey)
+        {
+            headers[ExpressProtocol.Header.contact] = Hex.encode(token)
+        }
         return HttpRequest(
             method: method, path: path,
             headers: Dictionary(uniqueKeysWithValues: headers.map { ($0.key.lowercased(), $0.value) }), body: body)
@@ -37,6 +44,17 @@ struct TestUser {
 }
 
 func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
+
+/// Each user registers the others as its contacts on `service` (friends, as far as Express knows).
+func befriend(_ users: [TestUser], on service: ExpressService) {
+    for user in users {
+        let friends = users.filter { $0.id != user.id }.map(\.id)
+        let body = ExpressContact.registration(
+            secretKey: user.secretKey, friends: friends, serverKey: service.publicKey)
+        let answer = service.handle(user.request("PUT", "/v1/contacts", body: body, to: service))
+        precondition(answer.status == 200, "registering contacts: \(answer.status) \(answer.text)")
+    }
+}
 
 /// The Express service without sockets: requests in, signed answers out.
 @Suite struct ExpressServiceTests {
@@ -55,6 +73,7 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         let store = try await TestStore(kind)
         let clock = TestClock()
         let service = try ExpressService(configuration: store.configuration(), now: { clock.now })
+        befriend([alice, bob, carol], on: service)
         #expect(deposit(service, from: alice, to: bob, "one").status == 201)
         #expect(deposit(service, from: carol, to: bob, "two").status == 201)
         let pulled = service.handle(bob.request("GET", "/v1/messages/after/0", to: service))
@@ -83,6 +102,7 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
 
     @Test func everyAnswerIsSignedForTheRequestsNonce() throws {
         let service = try ExpressService(configuration: .init())
+        befriend([alice, bob, carol], on: service)
         let nonce = ExpressProtocol.newNonce()
         let answer = service.handle(bob.request("GET", "/v1/messages/after/0", to: service, nonce: nonce))
         let signature = try #require(answer.headers[ExpressProtocol.Header.signature].flatMap(Hex.decode))
@@ -96,6 +116,7 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
     @Test(arguments: StoreKind.allCases) func aDepositInAnotherSendersNameIsRefused(_ kind: StoreKind) async throws {
         let store = try await TestStore(kind)
         let service = try ExpressService(configuration: store.configuration())
+        befriend([alice, bob, carol], on: service)
         let path = "/v1/messages/\(bob.id)/\(Hex.encode(randomId()))"
         let forged = carol.request("POST", path, body: carol.seal("hi", to: bob.id), to: service, claiming: alice.id)
         let answer = service.handle(forged)
@@ -110,6 +131,7 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
     {
         let store = try await TestStore(kind)
         let service = try ExpressService(configuration: store.configuration())
+        befriend([alice, bob, carol], on: service)
         #expect(deposit(service, from: alice, to: bob, "for bob").status == 201)
         // Carol pulls and deletes: she sees and removes only her own (none).
         let carolPull = service.handle(carol.request("GET", "/v1/messages/after/0", to: service))
@@ -128,6 +150,7 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
     @Test(arguments: StoreKind.allCases) func replayedAndStaleRequestsAreRefused(_ kind: StoreKind) async throws {
         let store = try await TestStore(kind)
         let service = try ExpressService(configuration: store.configuration())
+        befriend([alice, bob, carol], on: service)
         let request = bob.request("GET", "/v1/messages/after/0", to: service)
         #expect(service.handle(request).status == 200)
         let replay = service.handle(request)
@@ -144,6 +167,7 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
 
     @Test func oversizeMalformedAndUnknownRequestsGetClearStatuses() throws {
         let service = try ExpressService(configuration: .init())
+        befriend([alice, bob, carol], on: service)
         var big = bob.request("POST", "/v1/messages/\(alice.id)/\(Hex.encode(randomId()))", body: [1], to: service)
         big.bodyTooLarge = true
         #expect(service.handle(big).status == 413)
@@ -170,6 +194,7 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         var configuration = store.configuration()
         configuration.messagesPerRecipient = 3
         let service = try ExpressService(configuration: configuration)
+        befriend([alice, bob, carol], on: service)
         for index in 0..<3 { #expect(deposit(service, from: alice, to: bob, "m\(index)").status == 201) }
         let refused = deposit(service, from: alice, to: bob, "one too many")
         #expect(refused.status == 429 && refused.text.contains("at most 3"))
@@ -181,6 +206,7 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
     @Test(arguments: StoreKind.allCases) func aRetriedDepositIsStoredOnce(_ kind: StoreKind) async throws {
         let store = try await TestStore(kind)
         let service = try ExpressService(configuration: store.configuration())
+        befriend([alice, bob, carol], on: service)
         let id = randomId()
         let body = alice.seal("once", to: bob.id, id: id)
         let path = "/v1/messages/\(bob.id)/\(Hex.encode(id))"
@@ -198,6 +224,7 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         configuration.maxAgeSeconds = 60
         let clock = TestClock()
         let service = try ExpressService(configuration: configuration, now: { clock.now })
+        befriend([alice, bob, carol], on: service)
         #expect(deposit(service, from: alice, to: bob, "soon gone").status == 201)
         clock.advance(seconds: 120)
         let pulled = service.handle(bob.request("GET", "/v1/messages/after/0", to: service, time: clock.milliseconds))
@@ -211,10 +238,12 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         var key: [UInt8] = []
         do {
             let service = try ExpressService(configuration: .init(databasePath: path))
+            befriend([alice, bob, carol], on: service)
             key = service.publicKey
             #expect(deposit(service, from: alice, to: bob, "kept").status == 201)
         }
         let again = try ExpressService(configuration: .init(databasePath: path))
+        befriend([alice, bob, carol], on: again)
         #expect(again.publicKey == key)
         let records = ExpressProtocol.Record.decodeAll(
             again.handle(bob.request("GET", "/v1/messages/after/0", to: again)).body)
@@ -225,6 +254,7 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         var configuration = ExpressService.Configuration()
         configuration.turn = TurnIssuer(urls: ["turn:127.0.0.1:3478"], secret: "s3cret", lifetimeSeconds: 600)
         let service = try ExpressService(configuration: configuration)
+        befriend([alice, bob, carol], on: service)
         let answer = service.handle(alice.request("POST", "/v1/turn", to: service))
         #expect(answer.status == 200)
         let info = try JSONDecoder().decode(TurnServerInfo.self, from: Data(answer.body))
@@ -246,6 +276,7 @@ func randomId() -> [UInt8] { (0..<16).map { _ in UInt8.random(in: 0...255) } }
         configuration.turn = TurnIssuer(
             urls: ["turn:turn.lab.test:3478"], secret: "s3cret", stunUrls: ["stun:stun.lab.test:3478"])
         let service = try ExpressService(configuration: configuration)
+        befriend([alice, bob, carol], on: service)
         let answer = service.handle(alice.request("POST", "/v1/turn", to: service))
         let info = try JSONDecoder().decode(TurnServerInfo.self, from: Data(answer.body))
         #expect(info.stunUrls == ["stun:stun.lab.test:3478"])
@@ -269,9 +300,11 @@ final class TestStore: Sendable {
         server = kind == .postgres ? try await PostgresServer() : nil
     }
 
+    /// Without rate limits (tests of them set their own).
     func configuration() -> ExpressService.Configuration {
-        guard let server else { return .init() }
-        return .init(database: .postgres(url: server.url()))
+        var configuration = server.map { ExpressService.Configuration(database: .postgres(url: $0.url())) } ?? .init()
+        configuration.rates.enabled = false
+        return configuration
     }
 
     func stop() async { await server?.stop() }
