@@ -1,3 +1,4 @@
+#include <sys/prctl.h>
 #include <malloc.h>
 #include "cshim.h"
 
@@ -80,4 +81,8 @@ size_t cshim_heap_bytes_in_use(void) {
     // growth when glibc's adaptive mmap threshold moved it onto the heap (after
     // toxcore, restarted, freed its old instance's big arrays).
     return info.uordblks + info.hblkhd;
+}
+
+bool cshim_disable_core_dumps(void) {
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0;
 }

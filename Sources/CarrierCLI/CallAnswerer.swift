@@ -39,7 +39,7 @@ final class CallAnswerer: Sendable {
                             }
                             perCall.recordDirectory = place
                         }
-                        output.result(
+                        output.event(
                             "call \(call.id) from \(call.peer) (\(call.options.map(\.rawValue).joined(separator: ","))): answering",
                             [
                                 "event": "callIncoming", "callId": call.id, "from": call.peer,
@@ -55,9 +55,9 @@ final class CallAnswerer: Sendable {
                             event["icePath"] = path.json
                             line += " (\(path))"
                         }
-                        output.result(line, event)
+                        output.event(line, event)
                     case .fileReceived(let callId, let outcome):
-                        output.result(
+                        output.event(
                             "call \(callId): received \(outcome.name), \(outcome.bytes) bytes, "
                                 + (outcome.ok ? "sha256 ok → \(outcome.path ?? "")" : "FAILED (\(outcome.verdict))"),
                             [
@@ -68,7 +68,7 @@ final class CallAnswerer: Sendable {
                     case .ended(let call):
                         let stats = try? await client.mediaStats(call.id)
                         let received = stats?.received ?? []
-                        output.result(
+                        output.event(
                             "call \(call.id) ended (\(call.endReason?.rawValue ?? "?")) after \(rounded(call.duration)) s"
                                 + received.filter { $0.packetsReceived > 0 }.map {
                                     "; \($0.kind) \($0.framesDecoded) frames, \(rounded($0.seconds)) s"
@@ -84,7 +84,7 @@ final class CallAnswerer: Sendable {
                     case .fileProgress, .dataChannel:
                         continue
                     case .message(let callId, let message):
-                        output.result(
+                        output.event(
                             CallAnswerer.describe(message, callId: callId), CallAnswerer.json(message, callId: callId))
                     }
                 }

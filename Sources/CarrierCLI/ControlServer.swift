@@ -52,6 +52,13 @@ final class ControlServer: Sendable {
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // not into the processes commands may start
             let connection = ControlConnection(fd: fd)
+            // The socket's mode keeps others out; the peer's uid is checked as well,
+            // should the mode or the directory's have been loosened.
+            guard let uid = Self.peerUid(fd), uid == getuid() else {
+                connection.send(["error": "the daemon serves its own user only"])
+                connection.close()
+                continue
+            }
             let admitted = connections.withLock { count in
                 guard count < Self.maxConnections else { return false }
                 count += 1
@@ -69,6 +76,15 @@ final class ControlServer: Sendable {
             }
         }
         close(listener)
+    }
+
+    /// The uid of the process at the other end of a Unix socket (`SO_PEERCRED`).
+    static func peerUid(_ fd: Int32) -> uid_t? {
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; } (Glibc hides it without _GNU_SOURCE).
+        var credentials = [UInt32](repeating: 0, count: 3)
+        var size = socklen_t(credentials.count * MemoryLayout<UInt32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0, size == 12 else { return nil }
+        return uid_t(credentials[1])
     }
 
     /// Serves one connection on its own thread; returns when it is done with it.

@@ -1,6 +1,7 @@
 import AsyncExtras
 import CarrierNode
 import ExpressServer
+import FileSafety
 import Foundation
 
 /// The node part of the demo: everything on 127.0.0.1 in one process.
@@ -36,14 +37,22 @@ struct DemoCommand: Command {
         var detail: String
     }
 
+    /// A new private folder with an unpredictable name (not one made from the pid).
+    static func temporaryDirectory(_ prefix: String) throws -> String {
+        guard let made = PrivateFiles.makeTemporaryDirectory(prefix: prefix) else {
+            throw CarrierError.storage("cannot make a temporary folder: \(String(cString: strerror(errno)))")
+        }
+        return made
+    }
+
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
         _ = try arguments.positionals(0...0, usage: "carrier demo [--record DIR] [--call-seconds S] [--json]")
         let callSeconds = try arguments.seconds("--call-seconds", default: 4).milliseconds / 1000
         let output = global.output
-        let root = NSTemporaryDirectory() + "carrier-demo-\(getpid())"
+        let root = try Self.temporaryDirectory("carrier-demo")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let recordings = arguments.value("--record") ?? NSTemporaryDirectory() + "carrier-demo-recordings-\(getpid())"
-        try FileManager.default.createDirectory(atPath: recordings, withIntermediateDirectories: true)
+        let recordings = try arguments.value("--record") ?? Self.temporaryDirectory("carrier-demo-recordings")
+        if case .failure(let failure) = PrivateFiles.makeDirectory(recordings) { throw failure }
         var steps: [Step] = []
         func record(_ key: String, _ name: String, since start: ContinuousClock.Instant, _ detail: String) {
             let step = Step(
@@ -67,13 +76,9 @@ struct DemoCommand: Command {
         record("bootstrapMs", "bootstrap node", since: started, entry.description)
 
         started = ContinuousClock.now
-        let express = try ExpressEndpoint(configuration: .init(databasePath: root + "-express.db"))
-        defer {
-            express.stop()
-            for suffix in ["", "-wal", "-shm"] {
-                try? FileManager.default.removeItem(atPath: root + "-express.db" + suffix)
-            }
-        }
+        // Inside the private folder (removed with it).
+        let express = try ExpressEndpoint(configuration: .init(databasePath: root + "/express.db"))
+        defer { express.stop() }
         record("expressMs", "Express node", since: started, express.entry.description)
 
         func peer(_ name: String) throws -> Carrier {
@@ -117,7 +122,7 @@ struct DemoCommand: Command {
         alice: Carrier, bob: Carrier, events: AsyncStream<CarrierEvent>,
         record: (String, String, ContinuousClock.Instant, String) -> Void
     ) async throws -> Double {
-        let folder = NSTemporaryDirectory() + "carrier-demo-files-\(getpid())"
+        let folder = try Self.temporaryDirectory("carrier-demo-files")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder + "/inbox", withIntermediateDirectories: true)
         var generator = SystemRandomNumberGenerator()

@@ -21,10 +21,11 @@ struct ExpressCommand: Command {
           --port N             TCP port (default: a free one)
           --db FILE            SQLite database: messages and this node's key survive
                                restarts (default: in memory, a new key each start)
-          --db postgresql://USER[:PASSWORD]@HOST:PORT/DB
+          --db postgresql://USER@HOST:PORT/DB
                                PostgreSQL instead: every node given the same database
                                acts as one (same key, one mailbox per user, shared
-                               quotas and replay protection; docs/express.md)
+                               quotas and replay protection; docs/express.md); the
+                               password from PGPASSWORD or ~/.pgpass, not the URL
           --db-connections N   PostgreSQL connections (and request threads) of this
                                node (default 8)
           --quota N            messages waiting per recipient (default 1000)
@@ -60,6 +61,11 @@ struct ExpressCommand: Command {
         let port = try arguments.port("--port") ?? 0
         var configuration = ExpressService.Configuration(
             database: arguments.value("--db").map(ExpressDatabase.init(parsing:)) ?? .memory)
+        if configuration.database.holdsPassword {
+            global.output.log(
+                "warning: the password in --db can be read by any local user (ps); leave it out of the URL and "
+                    + "give it in PGPASSWORD, ~/.pgpass or a PGSERVICEFILE service (libpq reads them)")
+        }
         if let value = try arguments.integer("--db-connections", in: 1...64) {
             guard case .postgres = configuration.database else {
                 throw UsageError("--db-connections goes with --db postgresql://…")

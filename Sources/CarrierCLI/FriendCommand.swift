@@ -78,8 +78,9 @@ struct FriendCommand: Command {
             } else {
                 for friend in friends {
                     global.output.line(
-                        [friend.userId.description, friend.label, friend.info.name].filter { !$0.isEmpty }.joined(
-                            separator: "  "))
+                        TerminalText.escaped(
+                            [friend.userId.description, friend.label, friend.info.name].filter { !$0.isEmpty }.joined(
+                                separator: "  ")))
                 }
             }
             return 0

@@ -78,10 +78,10 @@ struct GroupCommand: Command {
                 switch event {
                 case .groupMessage(group, _, _), .groupTitle(group, _):
                     let (text, json) = EventFormatter.describe(event)
-                    output.result(text, json)
+                    output.event(text, json)
                 case .groupPeersChanged(group), .groupConnected(group):
                     let peers = (try? await node.groupPeers(group)) ?? []
-                    output.result(
+                    output.event(
                         "group \(group) peers: \(peers.map { $0.name.isEmpty ? $0.userId.description : $0.name }.joined(separator: ", "))",
                         [
                             "event": "groupPeers", "groupId": group.description,

@@ -7,16 +7,24 @@ import RtcPeer
 /// every `--turn`). None by default: nothing is asked of a public server
 /// unless the user names one (docs/cli.md says how).
 enum IceServerOptions {
-    static let valued: Set<String> = ["--stun", "--turn", "--turn-user", "--turn-pass"]
+    static let valued: Set<String> = Set(["--stun", "--turn", "--turn-user"]).union(SecretOption.valued("--turn-pass"))
 
     static let help = """
           --stun URL             a STUN server, stun:HOST[:PORT] (repeatable; none by default)
           --turn URL             a TURN server, turn:HOST[:PORT][?transport=tcp] or turns:HOST[:PORT]
                                  (TLS), HOST a name or an IP address (repeatable), with
-          --turn-user U --turn-pass P   the TURN servers' credentials
+          --turn-user U --turn-pass-file FILE
+                                 the TURN servers' credentials: the password on FILE's
+                                 first line (- reads standard input), or in CARRIER_TURN_PASS
+                                 (--turn-pass P works too, seen by every local user in ps)
         """
 
     static func servers(_ arguments: Arguments, _ global: GlobalOptions) throws -> [PeerConfiguration.IceServer] {
+        let password =
+            arguments.all("--turn").isEmpty
+            ? nil
+            : try SecretOption.value(
+                arguments, option: "--turn-pass", environment: "CARRIER_TURN_PASS", output: global.output)
         for url in arguments.all("--stun") where !url.lowercased().hasPrefix("stun:") {
             throw UsageError("--stun takes a stun: URL, not \(url)")
         }
@@ -24,13 +32,12 @@ enum IceServerOptions {
             throw UsageError("--turn takes a turn: or turns: URL, not \(url)")
         }
         let user = arguments.value("--turn-user")
-        let password = arguments.value("--turn-pass")
         let given =
             arguments.all("--stun").map { PeerConfiguration.IceServer(url: $0) }
             + arguments.all("--turn").map { PeerConfiguration.IceServer(url: $0, username: user, credential: password) }
         for server in given {
             do throws(PeerError) { try server.check() } catch {
-                let hint = server.url.lowercased().hasPrefix("turn") ? " (give --turn-user and --turn-pass)" : ""
+                let hint = server.url.lowercased().hasPrefix("turn") ? " (give --turn-user and --turn-pass-file)" : ""
                 throw UsageError("\(error)" + (error.description.contains("credential") ? hint : ""))
             }
         }

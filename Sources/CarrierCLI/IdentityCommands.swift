@@ -6,26 +6,33 @@ struct IdCommand: Command {
     static let daemonUse = DaemonUse.routed
     static let summary = "print this node's user id and address (creating the identity if needed)"
     static let help = """
-        Usage: carrier id [--import-key HEX] [--export-key] [--nospam HEX]
+        Usage: carrier id [--import-key-file FILE|-] [--export-key] [--nospam HEX]
 
         Prints the user id (base58 of the 32-byte public key, what friends know you by)
         and the address (what others pass to `carrier friend add`). Creates an identity
         in the data directory on first use. --json prints {"userId":…,"address":…,"nospam":…}.
 
-          --import-key HEX   create the identity from a 32-byte secret key (64 hex digits),
-                             in a data directory that holds no other identity
+          --import-key-file FILE
+                             create the identity from a 32-byte secret key (64 hex digits
+                             on FILE's first line; - reads standard input), in a data
+                             directory that holds no other identity. CARRIER_SECRET_KEY
+                             in the environment does the same; --import-key HEX too, but
+                             any local user sees the key in `ps` (a warning says so)
           --export-key       also print the secret key (64 hex digits; "secretKey" in JSON),
                              to back the identity up or move it: keep it secret
           --nospam HEX       set a new nospam (8 hex digits): the address changes, friend
                              requests to the old one stop arriving, friends stay
         """
-    static let valued: Set<String> = ["--import-key", "--nospam"]
+    static let valued: Set<String> = SecretOption.valued("--import-key").union(["--nospam"])
     static let flags: Set<String> = ["--export-key"]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
-        _ = try arguments.positionals(0...0, usage: "carrier id [--import-key HEX] [--export-key] [--nospam HEX]")
+        _ = try arguments.positionals(
+            0...0, usage: "carrier id [--import-key-file FILE|-] [--export-key] [--nospam HEX]")
         var options = global.nodeOptions()
-        if let hex = arguments.value("--import-key") {
+        if let hex = try SecretOption.value(
+            arguments, option: "--import-key", environment: "CARRIER_SECRET_KEY", output: global.output)
+        {
             guard let key = Hex.decode(hex), key.count == 32 else {
                 throw UsageError("--import-key takes 64 hex digits")
             }

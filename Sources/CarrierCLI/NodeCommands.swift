@@ -206,9 +206,9 @@ struct ListenCommand: Command {
                     let (text, json) = EventFormatter.describe(event)
                     if !asDaemon {
                         if case .file = event {
-                            output.result(text, json.merging(["via": "toxcore"]) { a, _ in a })
+                            output.event(text, json.merging(["via": "toxcore"]) { a, _ in a })
                         } else {
-                            output.result(text, json)
+                            output.event(text, json)
                         }
                     }
                     switch event {
@@ -225,7 +225,7 @@ struct ListenCommand: Command {
                 for await event in fileEvents {
                     if event.path == .direct, !asDaemon {
                         let (text, json) = EventFormatter.describe(event.event)
-                        output.result(text + " (direct)", json.merging(["via": "direct"]) { a, _ in a })
+                        output.event(text + " (direct)", json.merging(["via": "direct"]) { a, _ in a })
                     }
                     guard case .offered(let offer) = event.event else { continue }
                     do {

@@ -12,8 +12,16 @@ struct Output: Sendable {
     let json: Bool
     var sink: (@Sendable (Stream, String) -> Void)? = nil
 
+    /// A result: the JSON object with `--json`, else the text, with control
+    /// characters escaped (newlines and tabs kept: some results span lines).
     func result(_ text: String, _ object: [String: any Sendable]) {
-        line(json ? Self.encode(object) : text)
+        line(json ? Self.encode(object) : TerminalText.escaped(text, keepLines: true))
+    }
+
+    /// One line about something a peer did or sent: as `result`, and a
+    /// newline in it is escaped too, so a peer cannot print a line of its own.
+    func event(_ text: String, _ object: [String: any Sendable]) {
+        line(json ? Self.encode(object) : TerminalText.escaped(text))
     }
 
     func line(_ text: String) {

@@ -26,7 +26,7 @@ final class SessionListener: Sendable {
         self.limits = limits
         for service in services { await manager.services.add(service) }
         await manager.services.onConnection { connection in
-            output.result(
+            output.event(
                 "service \(connection.service) for \(connection.peer): "
                     + (connection.error.map { "refused or cut: \($0)" }
                         ?? "\(connection.bytesIn) bytes in, \(connection.bytesOut) out"),
@@ -42,7 +42,7 @@ final class SessionListener: Sendable {
         task.set(
             Task { [self] in
                 for await session in sessions {
-                    output.result(
+                    output.event(
                         "session \(session.id) from \(session.peer)",
                         ["event": "sessionOpened", "sessionId": session.id, "from": session.peer])
                     Task { await self.serve(session) }
@@ -54,7 +54,7 @@ final class SessionListener: Sendable {
         for await stream in session.incomingStreams {
             Task { await take(stream, of: session) }
         }
-        output.result(
+        output.event(
             "session \(session.id) from \(session.peer) ended: \(await session.endDetail ?? "closed")",
             ["event": "sessionEnded", "sessionId": session.id, "detail": await session.endDetail ?? ""])
     }
@@ -93,7 +93,7 @@ final class SessionListener: Sendable {
         }
         try? file?.close()
         let digest = Sha256.hex(hash.finish())
-        output.result(
+        output.event(
             "session \(session.id) stream \(streamId): received \(total) bytes, sha256 \(digest)"
                 + (path.map { " → \($0)" } ?? "") + (failure.map { "; error: \($0)" } ?? ""),
             [

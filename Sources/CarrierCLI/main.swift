@@ -1,3 +1,4 @@
+import CShim
 import CarrierNode
 import Foundation
 
@@ -107,6 +108,9 @@ func runCommand(
     }
 }
 
+// Every command may hold the identity's secret key (or the Express node's):
+// no core dumps, and no reading of this process's memory by others.
+_ = cshim_disable_core_dumps()
 // Threads may still be signing or in a DTLS handshake when a command exits.
 OpenSSLLifetime.keepThroughExit()
 let status = await runCLI(Array(CommandLine.arguments.dropFirst()))

@@ -34,12 +34,23 @@ extension Carrier {
 
     /// Signs a message with the identity's key (XEdDSA, `IdentitySignature`); anyone can verify it with `IdentitySignature.verify` and our user id.
     public func sign(_ message: [UInt8]) throws(CarrierError) -> [UInt8] {
+        // The same key and scheme authenticate Express requests: a "challenge"
+        // that is an Express request would let its sender pull or delete our
+        // mail. Messages in Express's domain are refused here.
+        guard !message.starts(with: Self.reservedSigningPrefix) else {
+            throw .invalidArgument(
+                "messages that start with \"carrier-express-\" are Express requests and are not signed here")
+        }
         var key = exportSecretKey()
         defer { for index in key.indices { key[index] = 0 } }
         do { return try IdentitySignature.sign(message: message, secretKey: key) } catch {
             throw .invalidArgument(error.description)
         }
     }
+
+    /// What `sign` refuses to sign: the start of every Express request and
+    /// answer (`ExpressProtocol.version`), whose signatures the node makes itself.
+    public static let reservedSigningPrefix = Array("carrier-express-".utf8)
 
     /// Verifies a signature with a user id alone; no node needed.
     public static func verify(message: [UInt8], signature: [UInt8], userId: UserId) -> Bool {

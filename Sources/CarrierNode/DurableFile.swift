@@ -8,7 +8,11 @@
 enum DurableFile {
     static func write(_ path: String, _ bytes: [UInt8], in directory: String) throws(CarrierError) {
         let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        // A new file of our own: one left by a crash is removed first (a link
+        // by its name, not what it points to), and O_EXCL|O_NOFOLLOW refuses
+        // whatever appears there in between instead of writing through it.
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .storage("cannot create \(temporary): \(String(cString: strerror(errno)))") }
         var written = 0
         var failed = false

@@ -157,7 +157,9 @@ struct ExpressClient: Sendable {
                 continue
             }
             // The answer must come from the node we know: signed with its key, for our nonce.
-            let signed = ExpressProtocol.responseToSign(nonce: nonce, status: response.status, body: response.body)
+            let signed = ExpressProtocol.responseToSign(
+                nonce: nonce, status: response.status, body: response.body,
+                more: response.headers[ExpressProtocol.Header.more.lowercased()] ?? "")
             guard let text = response.headers[ExpressProtocol.Header.signature.lowercased()],
                 let answerSignature = Hex.decode(text),
                 IdentitySignature.verify(message: signed, signature: answerSignature, publicKey: node.publicKey)

@@ -72,9 +72,15 @@ public enum ExpressProtocol {
         return Hex.encode(bytes)
     }
 
-    /// What the Express node signs in its answer to the request with `nonce`.
-    public static func responseToSign(nonce: String, status: Int, body: [UInt8]) -> [UInt8] {
-        Array([version + "-response", nonce, String(status), Hex.encode(sha256(body))].joined(separator: "\n").utf8)
+    /// What the Express node signs in its answer to the request with `nonce`:
+    /// the status, the body's hash and the `X-Carrier-More` header ("" when
+    /// absent), so that nobody on the way can tell a puller that nothing more
+    /// waits (or that something does).
+    public static func responseToSign(nonce: String, status: Int, body: [UInt8], more: String = "") -> [UInt8] {
+        Array(
+            [version + "-response", nonce, String(status), Hex.encode(sha256(body)), "more=" + more].joined(
+                separator: "\n"
+            ).utf8)
     }
 
     /// SHA-256 of `bytes`.

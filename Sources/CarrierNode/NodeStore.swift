@@ -43,6 +43,7 @@ struct NodeStore {
     /// two processes never run one identity; released when `fd` is closed.
     func lock() throws(CarrierError) -> Int32 {
         try ensureDirectory()
+        try Self.checkPrivate(directory)
         let lockPath = directory + "/carrier.lock"
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .storage("cannot open \(lockPath): \(String(cString: strerror(errno)))") }
@@ -87,6 +88,24 @@ struct NodeStore {
         try ensureDirectory()
         let bytes = Self.encode(contents)
         try DurableFile.write(path, bytes, in: directory)
+    }
+
+    /// Refuses a data directory another user owns or may write into: whoever
+    /// can write there can swap the state file, the lock or the control socket.
+    static func checkPrivate(_ directory: String) throws(CarrierError) {
+        var status = stat()
+        guard stat(directory, &status) == 0 else {
+            throw .storage("cannot read \(directory): \(String(cString: strerror(errno)))")
+        }
+        if status.st_uid != getuid() {
+            throw .storage(
+                "\(directory) belongs to another user (uid \(status.st_uid)): use a data directory of your own")
+        }
+        if status.st_mode & 0o022 != 0 {
+            throw .storage(
+                "\(directory) may be written by other users (mode \(String(status.st_mode & 0o777, radix: 8))): "
+                    + "chmod 700 it, or use another --data")
+        }
     }
 
     private func ensureDirectory() throws(CarrierError) {

@@ -20,6 +20,13 @@ public enum ExpressDatabase: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether a PostgreSQL URL carries its password (which then sits in
+    /// the command line, for every local user to read in `ps`).
+    public var holdsPassword: Bool {
+        guard case .postgres(let url) = self else { return false }
+        return description != url
+    }
+
     /// For logs: a PostgreSQL URL without its password.
     public var description: String {
         switch self {

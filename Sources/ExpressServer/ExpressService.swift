@@ -102,18 +102,23 @@ public final class ExpressService: @unchecked Sendable {
             public var enabled = true
             /// Deposits (messages and friend requests) a sender makes a minute, and at once.
             public var depositsPerMinute = 300.0
+            /// (See the line above: at once.)
             public var depositBurst = 300.0
             /// Friend requests a sender leaves a minute, and at once.
             public var requestsPerMinute = 1.0
+            /// (See the line above: at once.)
             public var requestBurst = 10.0
             /// Deposits from one address a minute, and at once.
             public var addressDepositsPerMinute = 1500.0
+            /// (See the line above: at once.)
             public var addressDepositBurst = 1500.0
             /// TURN credentials a user gets a minute, and at once.
             public var turnPerMinute = 6.0
+            /// (See the line above: at once.)
             public var turnBurst = 10.0
             /// TURN credentials one address gets a minute, and at once.
             public var addressTurnPerMinute = 60.0
+            /// (See the line above: at once.)
             public var addressTurnBurst = 60.0
 
             /// The defaults.
@@ -184,7 +189,9 @@ public final class ExpressService: @unchecked Sendable {
     public func handle(_ request: HttpRequest) -> HttpResponse {
         var response = route(request)
         let nonce = request.headers[ExpressProtocol.Header.nonce.lowercased()] ?? ""
-        let message = ExpressProtocol.responseToSign(nonce: nonce, status: response.status, body: response.body)
+        let message = ExpressProtocol.responseToSign(
+            nonce: nonce, status: response.status, body: response.body,
+            more: response.headers[ExpressProtocol.Header.more] ?? "")
         if let signature = try? signer.sign(message: message) {
             response.headers[ExpressProtocol.Header.signature] = Hex.encode(signature)
         }

@@ -59,6 +59,17 @@ public enum PrivateFiles {
         return .success(())
     }
 
+    /// A new folder with an unpredictable name under the temporary directory
+    /// (mkdtemp: `PREFIX-XXXXXX`, 0700); nil if none can be made. A name built
+    /// from the pid can be made first by another user, as a link to a folder
+    /// of theirs.
+    public static func makeTemporaryDirectory(prefix: String) -> String? {
+        let base = (getenv("TMPDIR").map { String(cString: $0) }).flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((base + "/" + prefix + "-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else { return nil }
+        return String(cString: made)
+    }
+
     /// The folder holding `path` ("" for a bare name, "/" for a child of the root).
     static func parentOf(_ path: String) -> String {
         var trimmed = Substring(path)

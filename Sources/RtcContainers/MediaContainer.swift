@@ -52,14 +52,36 @@ public final class MediaContainer: @unchecked Sendable {
     public let audio: Track?
     /// The file's video track (the one libavformat calls best), if any.
     public let video: Track?
+
+    /// What libavformat is given for `path`, and whether it may read local
+    /// files only. A path is a file: `file:` in front keeps libavformat from
+    /// taking `concat:…`, `subfile,…` or `http:…` in it as a protocol, and the
+    /// whitelist keeps a playlist or a reference inside the file from
+    /// reaching the network or another protocol. A URL (`scheme://…`) is the
+    /// user's choice and goes as it is.
+    static func input(_ path: String) -> (url: String, localOnly: Bool) {
+        if let scheme = path.range(of: "://"), !path[..<scheme.lowerBound].isEmpty,
+            path[..<scheme.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" }),
+            !path.lowercased().hasPrefix("file://")
+        {
+            return (path, false)
+        }
+        return (path.hasPrefix("file:") ? path : "file:" + path, true)
+    }
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private let packet: UnsafeMutablePointer<AVPacket>
 
     /// Opens any file libavformat reads and finds its tracks; an error says why it cannot.
+    /// A path is read as a local file only (`Self.input`); a URL the user
+    /// names (`scheme://…`) goes to libavformat as it is.
     public init(path: String) throws(MediaFileError) {
         self.path = path
         var context: UnsafeMutablePointer<AVFormatContext>?
-        guard avformat_open_input(&context, path, nil, nil) == 0, let context else {
+        let (url, localOnly) = Self.input(path)
+        var options: OpaquePointer?
+        if localOnly { av_dict_set(&options, "protocol_whitelist", "file", 0) }
+        defer { av_dict_free(&options) }
+        guard avformat_open_input(&context, url, nil, &options) == 0, let context else {
             throw .cannotOpen(path)
         }
         guard avformat_find_stream_info(context, nil) >= 0, let packet = av_packet_alloc() else {

@@ -16,6 +16,10 @@ import RtcSDP
 struct CandidatePool {
     static let maxPending = 256
     static let maxKnown = 1024
+    /// mDNS names being resolved at once, and in all in one connection
+    /// (each look-up holds a thread of the pool for up to seconds).
+    static let maxResolving = 4
+    static let maxResolved = 32
 
     /// What to do with a line now.
     enum Verdict: Equatable {
@@ -34,6 +38,8 @@ struct CandidatePool {
     }
 
     private var pending: [String] = []
+    private var resolving = 0
+    private var resolutions = 0
     private var known: Set<String> = []
     /// Candidates not used, by reason.
     private(set) var dropped: [String: Int] = [:]
@@ -51,7 +57,12 @@ struct CandidatePool {
         }
         switch RemoteCandidateScreen.screen(line) {
         case .use(let text): return use(text)
-        case .resolve(let candidate, let host): return .resolve(candidate, host: host)
+        case .resolve(let candidate, let host):
+            guard resolving < Self.maxResolving else { return drop("more than \(Self.maxResolving) names resolving") }
+            guard resolutions < Self.maxResolved else { return drop("more than \(Self.maxResolved) names to resolve") }
+            resolving += 1
+            resolutions += 1
+            return .resolve(candidate, host: host)
         case .drop(let reason): return drop(reason)
         }
     }
@@ -64,6 +75,7 @@ struct CandidatePool {
 
     /// A name resolved (nil: it did not): the candidate with its address, or a drop.
     mutating func resolved(_ candidate: Candidate, host: String, address: String?) -> Verdict {
+        resolving = max(resolving - 1, 0)
         guard let address else {
             return drop(host.hasSuffix(".local") ? "mDNS name did not resolve" : "host name did not resolve")
         }

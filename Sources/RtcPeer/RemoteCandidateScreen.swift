@@ -22,7 +22,19 @@ enum RemoteCandidateScreen {
         if host.hasSuffix(".invalid") || host == "invalid" {
             return .drop(reason: "reserved .invalid host name")
         }
+        // A peer's candidate must not make this machine ask DNS for any name
+        // it likes (a probe of our resolver, a beacon to the peer's server):
+        // only browsers' mDNS names are looked up, and those stay on the LAN.
+        guard isMdnsName(host) else { return .drop(reason: "host name other than .local: not looked up") }
         return .resolve(candidate, host: host)
+    }
+
+    /// One label of letters, digits and `-` (a browser's UUID) under `.local`, 1-63 bytes.
+    static func isMdnsName(_ host: String) -> Bool {
+        guard host.hasSuffix(".local") else { return false }
+        let label = host.utf8.dropLast(6)
+        return (1...63).contains(label.count)
+            && label.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D }
     }
 
     static func isAddressLiteral(_ text: String) -> Bool {

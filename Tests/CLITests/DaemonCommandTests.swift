@@ -59,6 +59,24 @@ import Testing
         #expect((process?["threads"] as? Int ?? 0) > 1 && (process?["fds"] as? Int ?? 0) > 3)
         #expect((process?["heapKB"] as? Int ?? 0) > 0 && (process?["rssKB"] as? Int ?? 0) > 0)
         #expect(json(try Self.request(socket, "not json"))?["error"] != nil)
+
+        // Another user who reaches the socket (its mode and the directory's loosened
+        // by mistake) is refused by its uid. Needs root, to be that other user.
+        if getuid() == 0 {
+            #expect(chmod(root + "/alice", 0o711) == 0 && chmod(socket, 0o666) == 0)
+            let script =
+                "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+                + "s.sendall(b'{\"op\":\"status\"}\\n'); print(s.recv(4096).decode())"
+            let stranger = try ChildProcess(
+                executable: URL(fileURLWithPath: "/usr/bin/setpriv"),
+                arguments: [
+                    "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, socket,
+                ])
+            #expect(await stranger.waitForExit(timeout: .seconds(20)) == 0, "\(stranger.stderr)")
+            let answer = stranger.lines.joined()
+            #expect(answer.contains("its own user only") && !answer.contains("userId"), "\(answer)")
+            #expect(chmod(root + "/alice", 0o700) == 0 && chmod(socket, 0o600) == 0)
+        }
         let notRouted = json(try Self.request(socket, #"{"op":"run","args":["listen"]}"#))
         #expect((notRouted?["err"] as? String)?.contains("the daemon runs only") == true)
 

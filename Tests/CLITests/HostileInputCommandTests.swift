@@ -2,6 +2,10 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `carrier rtc` fed what a hostile peer could send on its signaling input.
 @Suite struct HostileInputCommandTests {
     @Test func anOfferWithThousandsOfSectionsIsRefusedAtOnce() async throws {
@@ -41,6 +45,32 @@ import Testing
             let said = process.stderr.contains("info peer: remote candidate dropped: reserved .invalid host name")
             #expect(said == shown, "--log-level \(level): \(process.stderr.suffix(400))")
         }
+    }
+
+    /// A process that may hold keys is not dumpable: no core file, and its
+    /// /proc files (memory, environment) belong to root, not to its user.
+    /// Seen from another user's process (needs root to become one, and a
+    /// binary others may run).
+    @Test func aCarrierProcessIsNotDumpable() async throws {
+        let binary = ChildProcess.carrierExecutable.path
+        guard getuid() == 0 else { return }
+        let asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+        let probe = try ChildProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/setpriv"), arguments: asNobody + ["test", "-x", binary])
+        guard await probe.waitForExit(timeout: .seconds(10)) == 0 else { return }  // a private build tree
+        let process = try ChildProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/setpriv"),
+            arguments: asNobody + [binary, "rtc", "answer", "--timeout", "30"])
+        defer { process.interrupt() }
+        // setpriv execs carrier in place: the pid is carrier's once it runs.
+        // From exec to the first line of main the process is dumpable: wait for the change.
+        let pid = process.pid
+        let hidden = await eventually(within: .seconds(20)) {
+            var info = stat()
+            let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
+            return command.hasPrefix("carrier") && stat("/proc/\(pid)/environ", &info) == 0 && info.st_uid == 0
+        }
+        #expect(hidden, "/proc/PID/environ of carrier run as nobody still belongs to nobody")
     }
 
     /// Not before its time, and not held up by anything: on a loaded machine

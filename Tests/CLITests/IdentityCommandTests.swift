@@ -114,6 +114,13 @@ import Testing
         #expect(invalid == 1)
         let (garbage, _, _) = try await CarrierProcess.run(["verify", userId, "hello world", "zz"])
         #expect(garbage == 1)
+        // A "challenge" that is an Express request (a pull of this user's mail, signed
+        // for the attacker's nonce and time) is not signed: that domain is Express's.
+        let challenge =
+            "carrier-express-1\nKEY\nGET\n/v1/messages/after/0\n1700000000000\n"
+            + String(repeating: "ab", count: 16) + "\ne3b0"
+        let (refused, refusedLines, refusal) = try await CarrierProcess.run(["sign", "--data", data, challenge])
+        #expect(refused != 0 && refusedLines.isEmpty && refusal.contains("are Express requests and are not signed"))
     }
 
     @Test func importKeyReproducesTheVectorIdentity() async throws {
@@ -121,9 +128,30 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: data) }
         // The first vector's key pair from Tests/CarrierNodeTests/Fixtures/identity-signatures.json.
         let secret = "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20"
-        let (status, lines, _) = try await CarrierProcess.run(["id", "--data", data, "--import-key", secret, "--json"])
-        #expect(status == 0)
+        // From a file (where `ps` does not show it), no warning.
+        let keyFile = data + "-key"
+        try Data((secret + "\n").utf8).write(to: URL(fileURLWithPath: keyFile))
+        defer { try? FileManager.default.removeItem(atPath: keyFile) }
+        let (status, lines, quiet) = try await CarrierProcess.run(
+            ["id", "--data", data, "--import-key-file", keyFile, "--json"])
+        #expect(status == 0 && !quiet.contains("warning"), "\(quiet)")
         let userId = try #require(json(lines.last)?["userId"] as? String)
+        // From the environment, and on the command line with a warning: the same identity.
+        let viaEnvironment = try ChildProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/env"),
+            arguments: [
+                "CARRIER_SECRET_KEY=" + secret, ChildProcess.carrierExecutable.path, "id", "--data", data + "-env",
+                "--json",
+            ])
+        #expect(await viaEnvironment.waitForExit(timeout: .seconds(60)) == 0)
+        defer { try? FileManager.default.removeItem(atPath: data + "-env") }
+        #expect(
+            await eventually(within: .seconds(5)) { json(viaEnvironment.lines.last)?["userId"] as? String == userId })
+        let (argv, argvLines, warned) = try await CarrierProcess.run(
+            ["id", "--data", data + "-argv", "--import-key", secret, "--json"])
+        defer { try? FileManager.default.removeItem(atPath: data + "-argv") }
+        #expect(argv == 0 && json(argvLines.last)?["userId"] as? String == userId)
+        #expect(warned.contains("--import-key on the command line can be read by any local user"))
         // base58 of 07a37cbc…1c7c, the vector's public key.
         let (verifyStatus, _, _) = try await CarrierProcess.run([
             "verify", userId, "x",

@@ -75,10 +75,17 @@ import Testing
         let bob = try await LocalNetwork.identity(root + "/bob")
         let aliceUser = try await LocalNetwork.identity(root + "/alice").userId
         let listener = try CarrierProcess(["listen", "--accept-friends", "--data", root + "/bob"] + common)
+        // A hello that would clear the listener's screen and print a line of its own.
         let (added, _, addError) = try await CarrierProcess.run(
-            ["friend", "add", bob.address, "--wait", "90", "--data", root + "/alice"]
+            [
+                "friend", "add", bob.address, "--hello", "hi\u{1B}[2J\nfriend added FAKE", "--wait", "90", "--data",
+                root + "/alice",
+            ]
                 + common, timeout: .seconds(120))
         #expect(added == 0, "friend add failed: \(addError.suffix(500))")
+        let request = await listener.waitForLine(containing: "friend request from", timeout: .seconds(10))
+        #expect(request?.hasSuffix(": hi\\u{1B}[2J\\nfriend added FAKE") == true, "\(request ?? "none")")
+        #expect(!listener.lines.contains { $0.contains("\u{1B}") || $0.hasPrefix("friend added FAKE") })
         listener.interrupt()
         _ = await listener.waitForExit(timeout: .seconds(10))
 

@@ -39,6 +39,37 @@ import Testing
         #expect(throws: CarrierError.self) { try store.load() }
     }
 
+    /// A link where the temporary file goes (left by someone who could write
+    /// there) is not written through: its target stays as it was.
+    @Test func aLinkInPlaceOfTheTemporaryFileIsNotFollowed() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = NodeStore(directory: directory)
+        try store.save(.init(toxSavedata: [1], extra: .init()))
+        let victim = directory + "/victim"
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: victim))
+        try FileManager.default.createSymbolicLink(atPath: store.path + ".tmp", withDestinationPath: victim)
+        try store.save(.init(toxSavedata: [2], extra: .init()))
+        #expect(try store.load()?.toxSavedata == [2])
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep")
+    }
+
+    /// Whoever can write into the data directory can swap its files: such a directory is refused.
+    @Test func aDataDirectoryOthersMayWriteIsRefused() throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        #expect(chmod(directory, 0o777) == 0)
+        let store = NodeStore(directory: directory)
+        #expect {
+            try store.lock()
+        } throws: { error in
+            "\(error)".contains("may be written by other users (mode 777): chmod 700 it")
+        }
+        #expect(chmod(directory, 0o755) == 0)
+        NodeStore.unlock(try store.lock())
+    }
+
     /// A child forked by another thread keeps a copy of the lock's descriptor until
     /// it execs; releasing the lock must not wait for that copy to close.
     @Test func unlockReleasesTheDirectoryWhileACopyOfTheDescriptorLives() throws {

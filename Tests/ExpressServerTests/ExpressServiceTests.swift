@@ -106,11 +106,16 @@ func befriend(_ users: [TestUser], on service: ExpressService) {
         let nonce = ExpressProtocol.newNonce()
         let answer = service.handle(bob.request("GET", "/v1/messages/after/0", to: service, nonce: nonce))
         let signature = try #require(answer.headers[ExpressProtocol.Header.signature].flatMap(Hex.decode))
-        let signed = ExpressProtocol.responseToSign(nonce: nonce, status: answer.status, body: answer.body)
+        let more = try #require(answer.headers[ExpressProtocol.Header.more])
+        let signed = ExpressProtocol.responseToSign(nonce: nonce, status: answer.status, body: answer.body, more: more)
         #expect(IdentitySignature.verify(message: signed, signature: signature, publicKey: service.publicKey))
         let other = ExpressProtocol.responseToSign(
-            nonce: ExpressProtocol.newNonce(), status: answer.status, body: answer.body)
+            nonce: ExpressProtocol.newNonce(), status: answer.status, body: answer.body, more: more)
         #expect(!IdentitySignature.verify(message: other, signature: signature, publicKey: service.publicKey))
+        // X-Carrier-More is signed too: a changed one does not verify.
+        let flipped = ExpressProtocol.responseToSign(
+            nonce: nonce, status: answer.status, body: answer.body, more: more == "1" ? "0" : "1")
+        #expect(!IdentitySignature.verify(message: flipped, signature: signature, publicKey: service.publicKey))
     }
 
     @Test(arguments: StoreKind.allCases) func aDepositInAnotherSendersNameIsRefused(_ kind: StoreKind) async throws {

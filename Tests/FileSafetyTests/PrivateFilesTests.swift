@@ -59,6 +59,18 @@ import Testing
                 && PrivateFiles.parentOf("a/b//") == "a")
     }
 
+    /// Temporary folders have names nobody can guess (and so make first, as a link).
+    @Test func temporaryFoldersAreUnpredictableAndPrivate() throws {
+        let first = try #require(PrivateFiles.makeTemporaryDirectory(prefix: "carrier-test"))
+        let second = try #require(PrivateFiles.makeTemporaryDirectory(prefix: "carrier-test"))
+        defer {
+            try? FileManager.default.removeItem(atPath: first)
+            try? FileManager.default.removeItem(atPath: second)
+        }
+        #expect(first != second && !first.contains("\(getpid())"))
+        #expect(mode(first) == 0o700)
+    }
+
     @Test func theSpaceGuardKeepsTheReserve() throws {
         #expect(FreeSpace.bytes(at: NSTemporaryDirectory() + "/not/made/yet") != nil)
         // 10 MiB free, 8 kept: 2 MiB may be written, the disk asked again after each MiB.

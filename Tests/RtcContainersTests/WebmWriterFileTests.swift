@@ -1,11 +1,28 @@
 import Foundation
-import RtcContainers
 import RtcMediaFiles
 import TestSupport
 import Testing
 
-/// The WebM recording's file: new and private, never over what was there.
+@testable import RtcContainers
+
+/// The WebM recording's file: new and private, never over what was there;
+/// and what a media path may open.
 @Suite struct WebmWriterFileTests {
+    /// A path is a file: `concat:A|B` (libavformat's concat protocol) once
+    /// opened both files; now it names a file that is not there. A URL the
+    /// user names goes to libavformat as it is.
+    @Test func aMediaPathOpensALocalFileOnly() throws {
+        let tone = MediaChecks.mediaFile("tone-440-660.wav")
+        #expect(try MediaContainer(path: tone).audio != nil)
+        #expect(throws: MediaFileError.cannotOpen("concat:\(tone)|\(tone)")) {
+            try MediaContainer(path: "concat:\(tone)|\(tone)")
+        }
+        #expect(throws: MediaFileError.self) { try MediaContainer(path: "subfile,,start,0,end,0,,:\(tone)") }
+        #expect(MediaContainer.input("/x/y.mp4") == ("file:/x/y.mp4", true))
+        #expect(MediaContainer.input("rtsp://cam.lab.test/stream") == ("rtsp://cam.lab.test/stream", false))
+        #expect(MediaContainer.input("file:///x/y.mp4") == ("file:///x/y.mp4", true))
+    }
+
     /// Opus packets from the test tone (its Ogg file), to record.
     static func opusPackets() throws -> [[UInt8]] {
         try OggOpusFile(path: MediaChecks.mediaFile("tone.opus")).packets

@@ -52,6 +52,23 @@ import Testing
             pool.resolved(candidate, host: "peer.example", address: nil) == .drop(reason: "host name did not resolve"))
     }
 
+    /// Only mDNS names are looked up: any other name would send a DNS query of
+    /// the peer's choosing from this machine. And not too many at once.
+    @Test func onlyMdnsNamesAreLookedUpAndBoundedInNumber() {
+        var pool = CandidatePool()
+        for name in ["attacker.example", "x.y.local", "under_score.local", "local", "a.local.example"] {
+            #expect(
+                pool.receive(Self.host(5000, name), described: true)
+                    == .drop(reason: "host name other than .local: not looked up"), "\(name)")
+        }
+        var verdicts: [CandidatePool.Verdict] = []
+        for port in 0..<5 {
+            verdicts.append(pool.receive(Self.host(6000 + port, "peer\(port).local"), described: true))
+        }
+        #expect(verdicts.filter { if case .resolve = $0 { true } else { false } }.count == CandidatePool.maxResolving)
+        #expect(verdicts.last == .drop(reason: "more than 4 names resolving"))
+    }
+
     /// A peer that floods candidates gets bounded memory and a count, not an error loop.
     @Test func floodsAreBounded() {
         var pool = CandidatePool()

@@ -88,6 +88,8 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     public var lines: [String] { lock.withLock { stdoutLines } }
+    /// The child's process id.
+    public var pid: Int32 { process.processIdentifier }
     public var stderr: String { lock.withLock { stderrText } }
 
     /// Writes one line to the child's stdin.

@@ -27,4 +27,10 @@ bool cshim_crc32c_is_hardware(void);
 // leaks, steadier than the resident size (which moves with malloc's pools).
 size_t cshim_heap_bytes_in_use(void);
 
+// Makes the process not dumpable (prctl PR_SET_DUMPABLE 0, variadic in C):
+// no core file, and other processes of the same user cannot ptrace it or
+// read its memory through /proc. A process that holds identity keys calls it
+// first. Returns whether the kernel took it.
+bool cshim_disable_core_dumps(void);
+
 #endif
