@@ -162,6 +162,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 "CarrierNode", "RtcSDP", "RtcRTP", "RtcSCTP", "RtcCalls", "RtcFileTransfer", "RtcMediaFiles",
+                "FileSafety",
             ],
             swiftSettings: strict),
 

@@ -184,7 +184,21 @@ final class ControlServer: Sendable {
         return [
             "userId": node.userId.description, "address": await node.address().description, "pid": Int(getpid()),
             "online": await node.online, "friends": friends, "socket": path, "node": await node.reachability().json,
-            "process": ProcessResources.snapshot(),
+            "process": ProcessResources.snapshot(), "limits": Self.limits(node.options),
+        ]
+    }
+
+    /// The node's limits on what friends and strangers may hold of it (docs/security.md).
+    static func limits(_ options: CarrierOptions) -> [String: any Sendable] {
+        [
+            "maxIncomingFileBytes": Int(clamping: options.maxIncomingFileSize),
+            "maxIncomingFiles": Carrier.maxFileTransfers,
+            "maxIncomingFilesPerFriend": options.maxIncomingFilesPerFriend,
+            "fileStallSeconds": Int(options.fileStallTimeout.components.seconds),
+            "partialFilesMaxDays": Int(options.partialFilesMaxAge.components.seconds / 86400),
+            "partialFilesMaxBytes": Int(clamping: options.partialFilesMaxBytes),
+            "diskReserveBytes": Int(clamping: options.diskReserve),
+            "maxMessageBytes": Carrier.maxMessageSize,
         ]
     }
 

@@ -84,6 +84,11 @@ struct ListenCommand: Command {
                                one (events with "via": "direct"), over toxcore otherwise
             --toxcore-files    take files over toxcore only, as a node without the
                                direct path does
+            --max-files-per-friend N
+                               files one friend may have under way at once (default 8,
+                               of 64 for all); a file with nothing arriving for 10
+                               minutes ends, its bytes kept for a resume (partial files
+                               kept 7 days and 4 GiB at most)
           --answer             answer friends' calls (several at once), with:
             --record DIR       record each call into DIR/CALLID/ (audio.wav, video.ivf, …);
                                --record NAME.webm: each call into NAME-CALLID.webm
@@ -122,7 +127,7 @@ struct ListenCommand: Command {
     ]
     static let valued: Set<String> = Set([
         "--record", "--record-formats", "--receive-dir", "--audio", "--video", "--host-ip", "--recovery", "--media",
-        "--start", "--service", "--max-calls", "--max-calls-per-friend",
+        "--start", "--service", "--max-calls", "--max-calls-per-friend", "--max-files-per-friend",
     ]).union(IceServerOptions.valued).union(StreamLimits.valued)
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
@@ -151,7 +156,12 @@ struct ListenCommand: Command {
         // Files come over a session when the sender's node opens one (refused over it without --receive-dir).
         let directFiles = (receiveDirectory != nil || sessions) && !arguments.flag("--toxcore-files")
         if directFiles { sessionConfiguration.applicationProtocols.insert(FriendFileMessage.protocolName) }
-        return try await global.withOnlineNode { node in
+        var nodeOptions = global.nodeOptions()
+        nodeOptions.diskReserve = streamLimits.diskReserve
+        if let files = try arguments.integer("--max-files-per-friend", in: 1...64) {
+            nodeOptions.maxIncomingFilesPerFriend = files
+        }
+        return try await global.withOnlineNode(nodeOptions) { node in
             let context = DaemonContext(node: node, network: global)
             let control: ControlServer?
             do {

@@ -17,7 +17,8 @@ struct StreamLimits: Sendable {
                                stream is cut
             --disk-reserve-mb N
                                cut a stream that would leave the disk less than N MiB
-                               free (default 512; also for received files)
+                               free (default 512); a file is accepted only when the disk
+                               holds it, the files under way and this much more
         """
 
     static func parse(_ arguments: Arguments) throws(UsageError) -> StreamLimits {

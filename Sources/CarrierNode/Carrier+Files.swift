@@ -25,7 +25,7 @@ extension Carrier {
     /// Progress events come at most this often per transfer.
     static let fileProgressInterval = Duration.milliseconds(200)
     /// Transfers this node keeps at once, each direction (toxcore allows 256 per friend).
-    static let maxFileTransfers = 64
+    public static let maxFileTransfers = 64
 
     /// Offers the file at `path` to `friend` (under `name`, default its last
     /// path component). Returns once the file is hashed; the transfer goes on
@@ -77,13 +77,21 @@ extension Carrier {
     /// received in part before resumes from its bytes.
     public func acceptFile(_ key: FileTransferKey, into directory: String) throws(CarrierError) {
         guard let file = files.openOffer(key) else { throw .invalidArgument("no such offer: \(key)") }
-        if let available = Self.freeBytes(directory), available < file.size {
-            throw .storage("\(directory) has \(available) bytes free, the file needs \(file.size)")
+        // Old partial files first: what stalled or was cut long ago gives its room back.
+        PartialFile.sweep(
+            directory: directory, maxAge: options.partialFilesMaxAge, maxBytes: options.partialFilesMaxBytes,
+            keeping: Set(files.incoming.values.compactMap { $0.partial?.path }))
+        // Room for this file beside what the files already accepted still need, and the reserve.
+        let needed = file.size + files.reservedIncomingBytes + options.diskReserve
+        if let available = Self.freeBytes(directory), available < needed {
+            throw .storage(
+                "\(directory) has \(available) bytes free; the file needs \(file.size), the files under way "
+                    + "\(files.reservedIncomingBytes) more, and \(options.diskReserve) stay free")
         }
         guard let (partial, have) = PartialFile.open(directory: directory, key: key, size: file.size) else {
             throw .storage("cannot write in \(directory): \(String(cString: strerror(errno)))")
         }
-        carryOut(files.accepted(key, into: directory, partial: partial, have: have, seek: seek))
+        carryOut(files.accepted(key, into: directory, partial: partial, have: have, now: clock.now, seek: seek))
     }
 
     /// Refuses an offered file; the sender's transfer ends `cancelled` with `reason`.

@@ -160,7 +160,8 @@ public actor Carrier {
         files = FriendFileTransfers(
             verdictTimeout: Self.fileVerdictTimeout, progressInterval: Self.fileProgressInterval,
             maxTransfers: Self.maxFileTransfers, maxIncomingSize: options.maxIncomingFileSize,
-            offerTimeout: options.fileOfferTimeout)
+            offerTimeout: options.fileOfferTimeout, maxTransfersPerFriend: options.maxIncomingFilesPerFriend,
+            stallTimeout: options.fileStallTimeout)
         store = options.dataDirectory.map(NodeStore.init(directory:))
         lockFd = try store?.lock()
         let saved: NodeStore.Contents?

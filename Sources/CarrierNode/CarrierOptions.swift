@@ -35,6 +35,16 @@ public struct CarrierOptions: Sendable {
     public var maxIncomingFileSize: UInt64 = 1 << 40
     /// An offered file the application neither accepts nor refuses by then is refused.
     public var fileOfferTimeout: Duration = .seconds(600)
+    /// Files one friend may have under way to us at once (of 64 for all friends).
+    public var maxIncomingFilesPerFriend = 8
+    /// An accepted file with nothing arriving for this long ends (its bytes kept for a resume).
+    public var fileStallTimeout: Duration = .seconds(600)
+    /// Partial files kept for resumes in a receive directory: at most this old…
+    public var partialFilesMaxAge: Duration = .seconds(7 * 24 * 3600)
+    /// …and at most this many bytes together (the oldest go first).
+    public var partialFilesMaxBytes: UInt64 = 4 << 30
+    /// Space a receive directory's disk keeps free beside the files being received.
+    public var diskReserve: UInt64 = 512 << 20
     /// Express nodes for offline delivery and TURN credentials, tried in order.
     public var expressNodes: [ExpressNode] = []
     /// How often the node pulls its offline messages (also on start and when a friend connects).

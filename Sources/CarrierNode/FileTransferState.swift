@@ -1,4 +1,5 @@
 import FileSafety
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -61,6 +62,21 @@ struct IncomingFile {
     var lastProgress: ContinuousClock.Instant?
     /// When it was offered: an offer the application never answers is refused after `fileOfferTimeout`.
     var offeredAt: ContinuousClock.Instant
+    /// The last sign of life (offered, accepted, a chunk): an accepted file
+    /// with none for `stallTimeout` ends, its partial file kept for a resume.
+    var lastActivity: ContinuousClock.Instant
+
+    init(key: FileTransferKey, name: String, size: UInt64, slot: FileSlot?, offeredAt: ContinuousClock.Instant) {
+        self.key = key
+        self.name = name
+        self.size = size
+        self.slot = slot
+        self.offeredAt = offeredAt
+        lastActivity = offeredAt
+    }
+
+    /// Bytes still to arrive: what it will take of the disk.
+    var outstanding: UInt64 { size > received ? size - received : 0 }
 }
 
 /// The bytes received so far, in `DIR/.carrier-partial/`, named after the
@@ -99,6 +115,41 @@ public struct PartialFile {
             have = 0
         }
         return (PartialFile(path: path, file: file), have)
+    }
+
+    /// Bounds what `directory`'s partial files keep for resumes: those not
+    /// written for `maxAge` go, then the oldest until they hold `maxBytes`
+    /// at most. The files of transfers under way (`keeping`) stay. Returns
+    /// how many it deleted. Without it, every stalled or cut transfer a
+    /// friend started kept its bytes for good.
+    @discardableResult
+    public static func sweep(directory: String, maxAge: Duration, maxBytes: UInt64, keeping: Set<String> = [])
+        -> Int
+    {
+        let folderPath = directory + "/" + folder
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folderPath) else { return 0 }
+        let now = time(nil)
+        var files: [(path: String, size: UInt64, modified: time_t)] = []
+        for name in names where name.hasSuffix(".part") {
+            let path = folderPath + "/" + name
+            var info = stat()
+            guard !keeping.contains(path), lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            files.append((path, UInt64(info.st_size), info.st_mtim.tv_sec))
+        }
+        var deleted = 0
+        let tooOld = now - time_t(maxAge.components.seconds)
+        var kept = files.sorted { $0.modified > $1.modified }  // newest first
+        var total: UInt64 = 0
+        kept = kept.filter { file in
+            total += file.size
+            guard file.modified >= tooOld, total <= maxBytes else {
+                total -= file.size
+                deleted += unlink(file.path) == 0 ? 1 : 0
+                return false
+            }
+            return true
+        }
+        return deleted
     }
 
     /// Takes `data` for `position` (it reaches the disk in blocks: `flush`);

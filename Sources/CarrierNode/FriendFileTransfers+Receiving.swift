@@ -12,14 +12,19 @@ extension FriendFileTransfers {
             // Offered again after a cut: carry on where it was.
             if let old = file.slot { slots[old] = nil }
             file.slot = slot
+            file.lastActivity = now
             slots[slot] = key
             incoming[key] = file
             return file.directory != nil ? startReceiving(key, seek: seek) : []
         }
-        guard incoming.count < maxTransfers, size <= maxIncomingSize else {
+        let fromFriend = incoming.keys.filter { $0.friend == friend }.count
+        guard incoming.count < maxTransfers, fromFriend < maxTransfersPerFriend, size <= maxIncomingSize else {
             let reason =
                 size > maxIncomingSize
-                ? "the file is larger than \(maxIncomingSize) bytes" : "too many transfers at once"
+                ? "the file is larger than \(maxIncomingSize) bytes"
+                : fromFriend >= maxTransfersPerFriend
+                    ? "\(fromFriend) of your files are under way here, at most \(maxTransfersPerFriend)"
+                    : "too many transfers at once"
             return [
                 .verdict(key, .refused, reason: reason), .control(slot, .cancel), .refusedOffer(friend, reason: reason),
             ]
@@ -38,10 +43,11 @@ extension FriendFileTransfers {
     /// The application accepted the offer into `directory`, where `partial` already holds `have` bytes.
     mutating func accepted(
         _ key: FileTransferKey, into directory: String, partial: PartialFile, have: UInt64,
-        seek: (FileSlot, UInt64) -> Bool
+        now: ContinuousClock.Instant? = nil, seek: (FileSlot, UInt64) -> Bool
     ) -> [FileEffect] {
         guard var file = openOffer(key) else { return [.discard(partial, keep: true)] }
         file.directory = directory
+        if let now { file.lastActivity = now }
         file.partial = partial
         file.received = have
         incoming[key] = file
@@ -92,6 +98,7 @@ extension FriendFileTransfers {
             return progress(key, now: now, force: true) + [.verify(key, partial)]
         }
         file.received = max(file.received, end)
+        file.lastActivity = now
         incoming[key] = file
         return progress(key, now: now)
     }
@@ -121,6 +128,7 @@ extension FriendFileTransfers {
         guard let key = slots[slot], let received = incoming[key]?.received else { return [] }
         guard written else { return failReceiving(key, slot, Self.cannotWrite) }
         incoming[key]?.received = max(received, end)
+        incoming[key]?.lastActivity = now
         return progress(key, now: now)
     }
 

@@ -52,17 +52,30 @@ struct FriendFileTransfers {
     let maxIncomingSize: UInt64
     /// An offer the application leaves unanswered this long is refused.
     let offerTimeout: Duration
+    /// Incoming transfers kept at once from one friend (of `maxTransfers`).
+    let maxTransfersPerFriend: Int
+    /// An accepted file with no chunk for this long ends as stalled; its
+    /// partial file stays for a resume (within `PartialFile.sweep`'s bounds).
+    let stallTimeout: Duration
 
     /// No transfers yet; the limits as named.
     init(
         verdictTimeout: Duration, progressInterval: Duration, maxTransfers: Int, maxIncomingSize: UInt64,
-        offerTimeout: Duration
+        offerTimeout: Duration, maxTransfersPerFriend: Int = 8, stallTimeout: Duration = .seconds(600)
     ) {
         self.verdictTimeout = verdictTimeout
         self.progressInterval = progressInterval
         self.maxTransfers = maxTransfers
         self.maxIncomingSize = maxIncomingSize
         self.offerTimeout = offerTimeout
+        self.maxTransfersPerFriend = maxTransfersPerFriend
+        self.stallTimeout = stallTimeout
+    }
+
+    /// Bytes the accepted incoming files still need on disk, together: a
+    /// new file is accepted only if the disk holds its bytes beside these.
+    var reservedIncomingBytes: UInt64 {
+        incoming.values.filter { $0.directory != nil }.reduce(0) { $0 + $1.outstanding }
     }
 
     private(set) var outgoing: [FileTransferKey: OutgoingFile] = [:]
@@ -375,6 +388,19 @@ struct FriendFileTransfers {
             effects +=
                 [.verdict(key, .refused, reason: reason)] + cancel(file.slot)
                 + finishIncoming(key, .cancelled(byPeer: false, reason: reason))
+        }
+        // Accepted files that stopped moving (the friend went away mid-file, or
+        // keeps the transfer open and sends nothing) give their place back.
+        for (key, file) in incoming
+        where file.directory != nil && file.phase != .verifying && !file.pausedByUs
+            && now - file.lastActivity > stallTimeout
+        {
+            let reason = "stalled: nothing arrived for \(stallTimeout)"
+            if let slot = file.slot { slots[slot] = nil }
+            incoming[key] = nil
+            effects +=
+                [.verdict(key, .failed, reason: reason)] + cancel(file.slot)
+                + (file.partial.map { [.discard($0, keep: true)] } ?? []) + [.emit(.finished(key, .failed(reason)))]
         }
         return effects
     }

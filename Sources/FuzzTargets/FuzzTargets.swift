@@ -1,4 +1,5 @@
 import CarrierNode
+import FileSafety
 import Foundation
 import RtcCalls
 import RtcFileTransfer
@@ -17,6 +18,7 @@ public enum FuzzTargets {
         ("sdp", sdp), ("signal", signal), ("rtp", rtp), ("rtcp", rtcp), ("dcep", SctpFuzzEntry.dcep),
         ("file-message", FileTransferFuzzEntry.message), ("node-packet", NodeFuzzEntry.packet),
         ("node-reassembly", NodeFuzzEntry.reassembly), ("express-records", NodeFuzzEntry.express),
+        ("names", names),
         ("wav", mediaFile { _ = try WavFile(path: $0).audio }),
         ("ogg-opus", mediaFile { _ = try OggOpusFile(path: $0).packets.count }),
         ("ivf", mediaFile { _ = try IvfFile(path: $0).frames.count }),
@@ -39,6 +41,28 @@ public enum FuzzTargets {
             return
         }
         _ = try? SessionDescription(parsing: description.description)
+    }
+
+    /// What turns a peer's string into a name or a path: a file name that
+    /// arrived (`SafeFileName`) and a call id (`CallId`). Beyond not
+    /// crashing, their promises hold for every input: a safe name is one
+    /// path component, not hidden, without control characters, at most 200
+    /// bytes; an accepted call id is 1-64 of [A-Za-z0-9-].
+    static func names(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let name = SafeFileName.make(text)
+        precondition(!name.isEmpty && !name.contains("/") && !name.contains("\\"), "a safe name with a separator")
+        precondition(name != "." && name != ".." && !name.hasPrefix("."), "a hidden or relative safe name")
+        precondition(name.utf8.count <= SafeFileName.maxBytes, "a safe name past its length")
+        precondition(!name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "a control character")
+        if CallId.isAcceptable(text) {
+            precondition((1...CallId.maxLength).contains(text.utf8.count), "a call id past its length")
+            precondition(
+                text.utf8.allSatisfy {
+                    $0 == 0x2D || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+                },
+                "a call id with a character that could reach a path")
+        }
     }
 
     static func signal(_ bytes: [UInt8]) {

@@ -58,6 +58,8 @@ import Testing
         let process = status["process"] as? [String: Any]
         #expect((process?["threads"] as? Int ?? 0) > 1 && (process?["fds"] as? Int ?? 0) > 3)
         #expect((process?["heapKB"] as? Int ?? 0) > 0 && (process?["rssKB"] as? Int ?? 0) > 0)
+        let limits = status["limits"] as? [String: Any]
+        #expect(limits?["maxIncomingFilesPerFriend"] as? Int == 8 && limits?["diskReserveBytes"] as? Int == 512 << 20)
         #expect(json(try Self.request(socket, "not json"))?["error"] != nil)
 
         // Another user who reaches the socket (its mode and the directory's loosened
