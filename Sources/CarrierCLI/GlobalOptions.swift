@@ -35,6 +35,8 @@ struct GlobalOptions {
     var loopback = false
     /// The config file's STUN and TURN servers (`IceServerOptions` adds the command line's).
     var iceServers: [PeerConfiguration.IceServer] = []
+    /// The config file's `limits` (options of the same meaning override them).
+    var limits = NetworkConfig.Limits()
     var output: Output
     /// Set when the daemon runs the command for a client: its node and signaling.
     var daemon: DaemonContext?
@@ -56,6 +58,16 @@ struct GlobalOptions {
             loopback = config.loopbackOnly ?? false
             express = config.express ?? []
             iceServers = (config.iceServers ?? []).flatMap(\.peerServers)
+            limits = config.limits ?? limits
+            for (name, value) in [
+                ("maxCalls", limits.maxCalls), ("maxCallsPerFriend", limits.maxCallsPerFriend),
+                ("maxFilesPerFriend", limits.maxFilesPerFriend), ("maxStreamMB", limits.maxStreamMB),
+                ("diskReserveMB", limits.diskReserveMB),
+            ] where (value ?? 1) < (name == "diskReserveMB" ? 0 : 1) {
+                throw UsageError(
+                    "config file \(path): limits.\(name) must be \(name == "diskReserveMB" ? "0 or more" : "1 or more")"
+                )
+            }
             for server in iceServers {
                 do throws(PeerError) { try server.check() } catch {
                     throw UsageError("config file \(path): iceServers: \(error)")

@@ -148,9 +148,10 @@ struct ListenCommand: Command {
         let services = try arguments.all("--service").map(ServiceSpec.parse)
         let sessions = arguments.flag("--sessions") || !services.isEmpty
         var sessionConfiguration = try SessionOptions.configuration(arguments, global)
-        let streamLimits = try StreamLimits.parse(arguments)
-        let maxCalls = try arguments.integer("--max-calls", in: 1...10_000) ?? 32
-        let maxCallsPerFriend = try arguments.integer("--max-calls-per-friend", in: 1...10_000) ?? 4
+        let streamLimits = try StreamLimits.parse(arguments, configured: global.limits)
+        let maxCalls = try arguments.integer("--max-calls", in: 1...10_000) ?? global.limits.maxCalls ?? 32
+        let maxCallsPerFriend =
+            try arguments.integer("--max-calls-per-friend", in: 1...10_000) ?? global.limits.maxCallsPerFriend ?? 4
         sessionConfiguration.maxSessions = maxCalls
         sessionConfiguration.maxSessionsPerPeer = maxCallsPerFriend
         // Files come over a session when the sender's node opens one (refused over it without --receive-dir).
@@ -158,7 +159,7 @@ struct ListenCommand: Command {
         if directFiles { sessionConfiguration.applicationProtocols.insert(FriendFileMessage.protocolName) }
         var nodeOptions = global.nodeOptions()
         nodeOptions.diskReserve = streamLimits.diskReserve
-        if let files = try arguments.integer("--max-files-per-friend", in: 1...64) {
+        if let files = try arguments.integer("--max-files-per-friend", in: 1...64) ?? global.limits.maxFilesPerFriend {
             nodeOptions.maxIncomingFilesPerFriend = files
         }
         return try await global.withOnlineNode(nodeOptions) { node in

@@ -1,3 +1,4 @@
+import CarrierNode
 import FileSafety
 
 /// What `listen --sessions --receive-dir` saves of a friend's streams: each
@@ -21,8 +22,12 @@ struct StreamLimits: Sendable {
                                holds it, the files under way and this much more
         """
 
-    static func parse(_ arguments: Arguments) throws(UsageError) -> StreamLimits {
+    static func parse(_ arguments: Arguments, configured: NetworkConfig.Limits = .init()) throws(UsageError)
+        -> StreamLimits
+    {
         var limits = StreamLimits()
+        if let megabytes = configured.maxStreamMB { limits.maxBytes = UInt64(megabytes) << 20 }
+        if let megabytes = configured.diskReserveMB { limits.diskReserve = UInt64(megabytes) << 20 }
         if let megabytes = try arguments.integer("--max-stream-mb", in: 1...(1 << 30)) {
             limits.maxBytes = UInt64(megabytes) << 20
         }

@@ -150,6 +150,26 @@ public struct NetworkConfig: Codable, Sendable {
     /// STUN and TURN servers for calls and sessions, as the W3C RTCIceServer
     /// gives them (the URLs are checked where they are used).
     public var iceServers: [IceServer]?
+    /// What friends may hold of a node that answers them (`listen`); each
+    /// field the command line's option of the same meaning overrides.
+    public var limits: Limits?
+
+    /// The `limits` object (docs/configuration.md, docs/security.md).
+    public struct Limits: Codable, Sendable, Equatable {
+        /// Calls and sessions under way at most (`--max-calls`).
+        public var maxCalls: Int?
+        /// Of those, with one friend (`--max-calls-per-friend`).
+        public var maxCallsPerFriend: Int?
+        /// Files one friend has under way (`--max-files-per-friend`).
+        public var maxFilesPerFriend: Int?
+        /// MiB saved of one session stream (`--max-stream-mb`).
+        public var maxStreamMB: Int?
+        /// MiB the disk keeps free (`--disk-reserve-mb`).
+        public var diskReserveMB: Int?
+
+        /// None set: every limit at its default.
+        public init() {}
+    }
 
     /// One `iceServers` entry: `urls` a string or a list, credentials for TURN.
     public struct IceServer: Codable, Sendable, Equatable {
