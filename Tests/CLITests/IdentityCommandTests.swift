@@ -39,6 +39,11 @@ import Testing
             toFile: config, atomically: true, encoding: .utf8)
         let (status, _, stderr) = try await CarrierProcess.run(["rtc", "offer", "--config", config])
         #expect(status == 2 && stderr.contains("iceServers") && stderr.contains("username"), "\(stderr)")
+        // A limit of none is a mistake, named as such.
+        try #"{"bootstrap":[],"limits":{"maxCallsPerFriend":0}}"#.write(
+            toFile: config, atomically: true, encoding: .utf8)
+        let (limit, _, limitError) = try await CarrierProcess.run(["rtc", "offer", "--config", config])
+        #expect(limit == 2 && limitError.contains("limits.maxCallsPerFriend must be 1 or more"), "\(limitError)")
     }
 
     @Test func versionIsPrinted() async throws {
