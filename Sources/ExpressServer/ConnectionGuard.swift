@@ -28,8 +28,11 @@ struct ConnectionGuard: Sendable {
 
     private var connections: [UInt: Connection] = [:]
     private var perAddress: [String: Int] = [:]
-    /// Connections admitted but not yet started (accepted on another thread just now).
-    private var admitted: [String: Int] = [:]
+    /// Connections admitted but not started yet (accepted on another thread
+    /// just now), with when: one libmicrohttpd drops between the two (out of
+    /// memory, say) is forgotten after `admittedMilliseconds`.
+    private var admitted: [(address: String, at: Int64)] = []
+    static let admittedMilliseconds: Int64 = 10_000
 
     init(maxConnections: Int, requestMilliseconds: Int64) {
         self.maxConnections = maxConnections
@@ -37,18 +40,19 @@ struct ConnectionGuard: Sendable {
     }
 
     /// Whether a new connection from `address` may be accepted.
-    mutating func admit(_ address: String) -> Bool {
-        let held = (perAddress[address] ?? 0) + (admitted[address] ?? 0)
-        let total = connections.count + admitted.values.reduce(0, +)
+    mutating func admit(_ address: String, now: Int64) -> Bool {
+        admitted.removeAll { now - $0.at > Self.admittedMilliseconds }
+        let held = (perAddress[address] ?? 0) + admitted.filter { $0.address == address }.count
+        let total = connections.count + admitted.count
         let open = Int((Double(maxConnections) * (1 - reservedShare)).rounded(.down))
         guard total < open || held < busyAddress else { return false }
-        admitted[address, default: 0] += 1
+        admitted.append((address, now))
         return true
     }
 
     /// A connection started (`id`: libmicrohttpd's connection).
     mutating func started(_ id: UInt, address: String, descriptor: Int32, now: Int64) {
-        if let waiting = admitted[address] { admitted[address] = waiting > 1 ? waiting - 1 : nil }
+        if let waiting = admitted.firstIndex(where: { $0.address == address }) { admitted.remove(at: waiting) }
         connections[id] = Connection(address: address, descriptor: descriptor, since: now)
         perAddress[address, default: 0] += 1
     }

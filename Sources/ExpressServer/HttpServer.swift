@@ -212,7 +212,7 @@ public final class HttpServer: @unchecked Sendable {
         var buffer = [CChar](repeating: 0, count: 64)
         cmhd_address_text(address, &buffer, socklen_t(buffer.count))
         let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return context.guarding { $0.admit(text) } ? .YES : .NO
+        return context.guarding { $0.admit(text, now: milliseconds()) } ? .YES : .NO
     }
 
     /// A connection's start and close (on its worker thread).
