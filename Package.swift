@@ -73,6 +73,8 @@ let package = Package(
         .target(name: "CarrierLog", swiftSettings: strict),
         // Names from the network made safe, and files placed without replacing any.
         .target(name: "FileSafety", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // The Carrier network's bytes: FlatBuffers packets with a verifier (pure, no C library).
+        .target(name: "CarrierWire", swiftSettings: strict),
 
         // The P2P node on toxcore: identity, friends, messages, invites, groups.
         .target(
@@ -162,7 +164,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 "CarrierNode", "RtcSDP", "RtcRTP", "RtcSCTP", "RtcCalls", "RtcFileTransfer", "RtcMediaFiles",
-                "FileSafety",
+                "FileSafety", "CarrierWire",
             ],
             swiftSettings: strict),
 
@@ -250,6 +252,10 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(name: "AsyncExtrasTests", dependencies: ["AsyncExtras"], swiftSettings: strict),
+        .testTarget(
+            name: "CarrierWireTests", dependencies: ["CarrierWire", "TestSupport"],
+            resources: [.copy("Fixtures"), .copy("carrier-packet.fbs"), .copy("decode_packets.py")],
+            swiftSettings: strict),
         .testTarget(
             name: "RtcSDPTests",
             dependencies: ["RtcSDP", "TestSupport"],

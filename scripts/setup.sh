@@ -9,7 +9,9 @@ set -euo pipefail
 # tools the tests start (coturn for TURN, headless Chromium for browser
 # interop, ffmpeg and sox to make and check media files, curl as the client
 # through port forwards, PostgreSQL servers for the Express cluster tests,
-# c-toxcore's tox-bootstrapd for the bootstrap-restart test).
+# c-toxcore's tox-bootstrapd for the bootstrap-restart test; flatc, whose
+# Python output with PyPI's flatbuffers (the version of flatc's era) checks
+# our Carrier packets independently).
 DEB_PACKAGES=(
   pkg-config
   libtoxcore-dev libsodium-dev
@@ -19,10 +21,11 @@ DEB_PACKAGES=(
   libavformat-dev libavcodec-dev libswresample-dev libswscale-dev libavutil-dev
   coturn chromium chromium-driver ffmpeg sox curl postgresql toxcore-utils
   nftables iproute2 conntrack tcpdump
+  flatbuffers-compiler
 )
 
 # PyPI packages the interop tests drive (pinned to the versions we test).
-PIP_PACKAGES=("aiortc==1.16.0")
+PIP_PACKAGES=("aiortc==1.16.0" "flatbuffers==2.0.7")
 
 missing=()
 for pkg in "${DEB_PACKAGES[@]}"; do

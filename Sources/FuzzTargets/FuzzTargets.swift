@@ -1,4 +1,5 @@
 import CarrierNode
+import CarrierWire
 import FileSafety
 import Foundation
 import RtcCalls
@@ -18,7 +19,7 @@ public enum FuzzTargets {
         ("sdp", sdp), ("signal", signal), ("rtp", rtp), ("rtcp", rtcp), ("dcep", SctpFuzzEntry.dcep),
         ("file-message", FileTransferFuzzEntry.message), ("node-packet", NodeFuzzEntry.packet),
         ("node-reassembly", NodeFuzzEntry.reassembly), ("express-records", NodeFuzzEntry.express),
-        ("names", names),
+        ("names", names), ("carrier-packet", carrierPacket),
         ("wav", mediaFile { _ = try WavFile(path: $0).audio }),
         ("ogg-opus", mediaFile { _ = try OggOpusFile(path: $0).packets.count }),
         ("ivf", mediaFile { _ = try IvfFile(path: $0).frames.count }),
@@ -63,6 +64,14 @@ public enum FuzzTargets {
                 },
                 "a call id with a character that could reach a path")
         }
+    }
+
+    /// A Carrier control packet (FlatBuffers, verified), and again what it
+    /// encodes to: that must decode to the same packet.
+    static func carrierPacket(_ bytes: [UInt8]) {
+        guard let packet = try? CarrierPacket.decode(bytes) else { return }
+        precondition(
+            (try? CarrierPacket.decode(packet.encode())) == packet, "a packet that does not survive its own encoding")
     }
 
     static func signal(_ bytes: [UInt8]) {

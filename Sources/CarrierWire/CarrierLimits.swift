@@ -1,0 +1,32 @@
+/// The Carrier network's limits (wire notes §1.3 and §2.1), as the reference
+/// library enforces them when it sends; this layer holds what it receives to
+/// them too.
+public enum CarrierLimits {
+    /// toxcore's limit for one friend message: one whole Carrier packet.
+    public static let maxToxMessage = 1372
+    /// toxcore's limit for a friend request's payload.
+    public static let maxFriendRequestPayload = 1016
+    /// toxcore's limit for the status message that carries user info.
+    public static let maxUserInfoPacket = 1007
+    /// A message sent whole (`friendmsg`); longer ones go in bulk fragments of this size.
+    public static let maxMessage = 1024
+    /// A whole bulk message (the "AgentNet" fork allows 16 MiB to its own peers).
+    public static let maxBulkMessage = 5 << 20
+    /// An invite's or a reply's data, and the size of its fragments.
+    public static let maxInviteData = 8192
+    public static let inviteFragment = 1280
+    /// Strings.
+    public static let maxBundle = 511
+    public static let maxReason = 255
+    public static let maxExtensionName = 31
+    public static let maxName = 63
+    public static let maxDescription = 127
+    public static let maxPhone = 31
+    public static let maxGender = 31
+    public static let maxEmail = 127
+    public static let maxRegion = 127
+    /// The fork's client fields (platform, versions): ours, kept short.
+    public static let maxClientField = 63
+    /// A friend request's hello: what fits beside a name and a description in the payload.
+    public static let maxHello = maxFriendRequestPayload
+}
