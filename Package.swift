@@ -74,19 +74,23 @@ let package = Package(
         // Names from the network made safe, and files placed without replacing any.
         .target(name: "FileSafety", dependencies: ["COpenSSL"], swiftSettings: strict),
         // The Carrier network's bytes: FlatBuffers packets with a verifier (pure, no C library).
-        .target(name: "CarrierWire", swiftSettings: strict),
+        .target(name: "CarrierWire", dependencies: ["CSodium"], swiftSettings: strict),
 
         // The P2P node on toxcore: identity, friends, messages, invites, groups.
         .target(
             name: "CarrierNode",
-            dependencies: ["CToxcore", "CSodium", "COpenSSL", "CCurl", "AsyncExtras", "CarrierLog", "FileSafety"],
+            dependencies: [
+                "CToxcore", "CSodium", "COpenSSL", "CCurl", "AsyncExtras", "CarrierLog", "FileSafety", "CarrierWire",
+            ],
             swiftSettings: strict),
 
         // Express: the offline-delivery service (HTTP on libmicrohttpd, a SQLite
         // or PostgreSQL store, TURN credentials); uses the node's identity and crypto types.
         .target(
             name: "ExpressServer",
-            dependencies: ["CarrierNode", "CMicroHttpd", "CSQLite", "CPostgres", "COpenSSL", "CarrierLog"],
+            dependencies: [
+                "CarrierNode", "CarrierWire", "CMicroHttpd", "CSQLite", "CPostgres", "COpenSSL", "CarrierLog",
+            ],
             swiftSettings: strict),
 
         // The WebRTC transport, one target per layer (docs/architecture.md).
@@ -241,7 +245,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CarrierNodeTests",
-            dependencies: ["CarrierNode", "AsyncExtras", "FileSafety"],
+            dependencies: ["CarrierNode", "CarrierWire", "AsyncExtras", "FileSafety"],
             resources: [.copy("Fixtures")],
             swiftSettings: strict),
         .testTarget(

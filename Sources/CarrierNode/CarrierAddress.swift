@@ -1,3 +1,5 @@
+import CarrierWire
+
 /// The shareable address that a friend request goes to: public key, nospam and
 /// a 2-byte checksum, 38 bytes in base58 (wire notes §8.1).
 ///

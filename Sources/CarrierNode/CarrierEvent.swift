@@ -1,3 +1,4 @@
+import CarrierWire
 import Foundation
 
 /// Everything a node reports, in the order it happened. Subscribe with

@@ -1,3 +1,4 @@
+import CarrierWire
 import Foundation
 
 /// How a node is set up: where it keeps its identity, how it reaches the

@@ -1,3 +1,4 @@
+import CarrierWire
 import Foundation
 
 /// An Express node: where it listens and its key (`host:port:key`, as

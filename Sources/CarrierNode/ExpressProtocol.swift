@@ -1,4 +1,5 @@
 import CSodium
+import CarrierWire
 import FileSafety
 import Foundation
 

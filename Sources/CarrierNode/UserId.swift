@@ -1,3 +1,5 @@
+import CarrierWire
+
 /// A node's permanent identity: its 32-byte X25519 public key, written in
 /// base58 (wire notes §8.1). Friends, messages and invites address it.
 public struct UserId: Hashable, Sendable, CustomStringConvertible, Codable {

@@ -1,4 +1,5 @@
 import CarrierNode
+import CarrierWire
 import Foundation
 
 /// An HTTP request as the service sees it: headers by lower-case name.

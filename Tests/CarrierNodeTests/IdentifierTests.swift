@@ -1,3 +1,4 @@
+import CarrierWire
 import Testing
 
 @testable import CarrierNode

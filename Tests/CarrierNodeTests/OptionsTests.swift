@@ -1,3 +1,4 @@
+import CarrierWire
 import Foundation
 import Testing
 
