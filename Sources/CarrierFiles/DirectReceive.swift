@@ -85,10 +85,11 @@ actor DirectReceive {
 
     /// The application takes the file into `directory`: opens the partial
     /// file and answers `accept` at the bytes it holds; returns that offset.
-    func accept(key: FileTransferKey, into directory: String) throws(CarrierError) -> UInt64 {
+    func accept(key: FileTransferKey, into directory: String, reserve: UInt64 = 0) throws(CarrierError) -> UInt64 {
         guard var receiver else { throw .invalidArgument("no such offer: \(key)") }
-        if let available = Carrier.freeBytes(directory), available < receiver.size {
-            throw .storage("\(directory) has \(available) bytes free, the file needs \(receiver.size)")
+        if let available = Carrier.freeBytes(directory), available < receiver.size + reserve {
+            throw .storage(
+                "\(directory) has \(available) bytes free; the file needs \(receiver.size) and \(reserve) stay free")
         }
         guard let (partial, have) = PartialFile.open(directory: directory, key: key, size: receiver.size) else {
             throw .storage("cannot write in \(directory): \(String(cString: strerror(errno)))")

@@ -161,6 +161,11 @@ public actor FriendFiles {
         guard incoming.count + reading < Self.maxTransfers else {
             return await receive.refuse("\(Self.maxTransfers) files are coming already")
         }
+        // One friend has a share of the places, as over toxcore (`CarrierOptions.maxIncomingFilesPerFriend`).
+        let perFriend = node.options.maxIncomingFilesPerFriend
+        guard incoming.keys.filter({ $0.friend == friend }).count < perFriend else {
+            return await receive.refuse("\(perFriend) of your files are under way here, at most \(perFriend)")
+        }
         reading += 1
         let maxSize = configuration.maxIncomingSize ?? node.options.maxIncomingFileSize
         let read = await withTimeout(.seconds(10)) { await receive.readOffer(maxSize: maxSize) }
@@ -190,7 +195,7 @@ public actor FriendFiles {
     public func accept(_ key: FileTransferKey, into directory: String) async throws(CarrierError) {
         guard let receive = incoming[key] else { return try await node.acceptFile(key, into: directory) }
         guard let timer = offerTimers[key] else { throw .invalidArgument("\(key) is accepted already") }
-        let offset = try await receive.accept(key: key, into: directory)
+        let offset = try await receive.accept(key: key, into: directory, reserve: node.options.diskReserve)
         timer.cancel()
         offerTimers[key] = nil
         emit(.accepted(key, offset: offset), .direct)
@@ -208,7 +213,7 @@ public actor FriendFiles {
         incoming[key] = receive
         emit(.interrupted(key, reason: "going on over a direct session"), .toxcore)
         do {
-            let offset = try await receive.accept(key: key, into: directory)
+            let offset = try await receive.accept(key: key, into: directory, reserve: node.options.diskReserve)
             emit(.accepted(key, offset: offset), .direct)
             receiveDirect(key, receive)
         } catch {

@@ -1,3 +1,4 @@
+import AsyncExtras
 import CarrierLog
 import Foundation
 import RtcFileTransfer
@@ -308,17 +309,37 @@ public actor CallClient {
     }
 
     private func makePeerConnection(offering: Bool) async throws -> PeerConnection {
-        var peerConfiguration = configuration.peer
+        connectionsMade.withLock { $0 += 1 }
+        return try await Self.makePeerConnection(configuration.peer, provider: provider, offering: offering)
+    }
+
+    /// Peer connections this client made (each call's, once it is placed or accepted).
+    public nonisolated var peerConnectionsMade: Int { connectionsMade.withLock { $0 } }
+    private let connectionsMade = Locked(0)
+
+    /// A peer connection with the provider's ICE servers added (which may
+    /// ask the network: Express's TURN credentials).
+    private static func makePeerConnection(
+        _ configuration: PeerConfiguration, provider: any SignalingProvider, offering: Bool
+    ) async throws -> PeerConnection {
+        var peerConfiguration = configuration
         peerConfiguration.iceServers += await provider.iceServers()
         peerConfiguration.willOffer = offering
         return try PeerConnection(configuration: peerConfiguration)
     }
 
+    /// A session; an incoming one (no `connection`) makes its connection when it is accepted.
     private func makeSession(
-        _ call: Call, machine: CallMachine, connection: PeerConnection, media: CallMedia
+        _ call: Call, machine: CallMachine, connection: PeerConnection?, media: CallMedia
     ) -> CallSession {
+        let (peerConfiguration, provider, made) = (configuration.peer, provider, connectionsMade)
         let session = CallSession(
-            call: call, machine: machine, peer: connection, provider: provider, media: media,
+            call: call, machine: machine, peer: connection,
+            makePeer: {
+                made.withLock { $0 += 1 }
+                return try await Self.makePeerConnection(peerConfiguration, provider: provider, offering: false)
+            },
+            provider: provider, media: media,
             options: .init(
                 fileProtocol: configuration.fileProtocol, trickle: configuration.trickle,
                 announceAccept: configuration.announceAccept, holdCandidates: configuration.holdCandidates),
@@ -408,10 +429,9 @@ public actor CallClient {
         }
         let options = signal.options ?? [.audio]
         let call = Call(id: id, peer: peer, direction: .incoming, options: options)
-        let connection: PeerConnection
-        do { connection = try await makePeerConnection(offering: false) } catch { return }
+        // No peer connection yet: it is made when the call is accepted.
         let (machine, outputs) = CallMachine.incoming(offer: sdp, now: 0, timeouts: configuration.timeouts)
-        let session = makeSession(call, machine: machine, connection: connection, media: CallMedia())
+        let session = makeSession(call, machine: machine, connection: nil, media: CallMedia())
         sessions[id] = session
         // Ringing goes out before the application hears of the call: its answer
         // (a quick reject, say) must not overtake it.

@@ -97,6 +97,6 @@ extension CallSession {
     func openDataChannel(_ parameters: DataChannelParameters) async throws -> DataChannel {
         guard call.state != .ended, !closing else { throw CallError.noSuchCall(id) }
         guard call.options.contains(.data) else { throw CallError.noDataChannel }
-        return await peer.createDataChannel(parameters)
+        return await try self.peer().createDataChannel(parameters)
     }
 }

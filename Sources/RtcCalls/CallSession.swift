@@ -13,7 +13,12 @@ actor CallSession {
     nonisolated let peerId: String
     private(set) var call: Call
     private var machine: CallMachine
-    let peer: PeerConnection
+    /// The peer connection, once made. An outgoing call comes with one; an
+    /// incoming call makes it when it is accepted (`makeConnection`), so an
+    /// offer that is refused, or that rings out, costs no certificate, ICE
+    /// agent or socket: a friend that offers again and again builds nothing.
+    private var connection: PeerConnection?
+    private let makeConnection: @Sendable () async throws -> PeerConnection
     private let provider: any SignalingProvider
     var media: CallMedia
     /// Files opened for the sections we send on, until their senders take them
@@ -65,8 +70,9 @@ actor CallSession {
     static let silenceLimit = 3.0
 
     init(
-        call: Call, machine: CallMachine, peer: PeerConnection, provider: any SignalingProvider, media: CallMedia,
-        options: Options = Options(), report: @escaping @Sendable (CallEvent) -> Void
+        call: Call, machine: CallMachine, peer: PeerConnection?,
+        makePeer: @escaping @Sendable () async throws -> PeerConnection, provider: any SignalingProvider,
+        media: CallMedia, options: Options = Options(), report: @escaping @Sendable (CallEvent) -> Void
     ) {
         sources = [:]
         self.options = options
@@ -76,7 +82,8 @@ actor CallSession {
         // An incoming call begins with its offer's arrival.
         if call.direction == .incoming { self.call.timeline.offerReceived = call.startDate }
         self.machine = machine
-        self.peer = peer
+        connection = peer
+        makeConnection = makePeer
         self.provider = provider
         self.media = media
         self.report = report
@@ -89,17 +96,10 @@ actor CallSession {
     /// Starts the session: listens to the transport, ticks the timers, carries out the first outputs.
     func start(_ outputs: [CallMachine.Output]) async {
         // Subscribe first (the offer's candidates must not be missed), act, then take inputs.
-        let events = await peer.events()
-        if call.direction == .outgoing, call.options.contains(.data) {
-            // Its DCEP protocol says that we speak the binary file protocol (docs/file-protocol.md).
-            let channel = await peer.createDataChannel(
-                .init(label: "data", protocol: FileTransferEndpoint.protocolName))
-            attach(channel, openedHere: true)
-        }
+        if let connection { await listen(to: connection) }
         await perform(outputs)
         let stream = inputStream
         tasks.append(Task { [weak self] in for await input in stream { await self?.handle(input) } })
-        tasks.append(Task { [weak self] in for await event in events { await self?.peerEvent(event) } })
         tasks.append(
             Task { [weak self] in
                 while !Task.isCancelled {
@@ -115,6 +115,28 @@ actor CallSession {
     func setMedia(_ media: CallMedia, opening: Task<[MediaKind: any MediaSource], any Error>) {
         self.media = media
         self.opening = opening
+    }
+
+    /// The call's peer connection, made now if it has none yet (an incoming
+    /// call being accepted).
+    func peer() async throws -> PeerConnection {
+        if let connection { return connection }
+        let made = try await makeConnection()
+        connection = made
+        await listen(to: made)
+        return made
+    }
+
+    /// Takes the connection's events; an outgoing data call opens its channel.
+    private func listen(to peer: PeerConnection) async {
+        let events = await peer.events()
+        if call.direction == .outgoing, call.options.contains(.data) {
+            // Its DCEP protocol says that we speak the binary file protocol (docs/file-protocol.md).
+            let channel = await peer.createDataChannel(
+                .init(label: "data", protocol: FileTransferEndpoint.protocolName))
+            attach(channel, openedHere: true)
+        }
+        tasks.append(Task { [weak self] in for await event in events { await self?.peerEvent(event) } })
     }
 
     private func now() -> Double {
@@ -141,6 +163,7 @@ actor CallSession {
             switch output {
             case .sendOffer:
                 setupStarted = .now
+                let peer = try await self.peer()
                 let offer = try await peer.createOffer()
                 try await peer.setLocalDescription(offer)
                 await describe(RtcSignal(type: .offer, sdp: offer, options: call.options))
@@ -152,16 +175,18 @@ actor CallSession {
                 try await applyRemoteOffer(offer)
                 await startMedia()  // a section the offer added may have something to send
             case .reoffer(let iceRestart):
+                let peer = try await self.peer()
                 let offer = try await peer.createOffer(iceRestart: iceRestart)
                 try await peer.setLocalDescription(offer)
                 await describe(RtcSignal(type: .offer, sdp: offer, options: call.options))
             case .rollback:
-                try await peer.rollback()
+                try await self.peer().rollback()
             case .applyAnswer(let sdp):
-                try await peer.setRemoteDescription(sdp, type: .answer)
+                try await self.peer().setRemoteDescription(sdp, type: .answer)
                 if call.state == .connected || call.state == .disconnected { await startMedia() }
             case .addCandidates(let candidates):
                 // A candidate refused is counted in the peer's stats (`droppedCandidates`); the others still go.
+                let peer = try await self.peer()
                 for candidate in candidates { try? await peer.addIceCandidate(candidate.sdp) }
             case .send(let signal):
                 await send(signal)
@@ -196,6 +221,7 @@ actor CallSession {
     }
 
     private func applyRemoteOffer(_ offer: String) async throws {
+        let peer = try await self.peer()
         try await peer.setRemoteDescription(offer, type: .offer)
         await media.receiveOnlyWhereNothingToSend(on: peer)
         let answer = try await peer.createAnswer()
@@ -210,7 +236,7 @@ actor CallSession {
     private func describe(_ signal: RtcSignal) async {
         var signal = signal
         let bare = signal.sdp
-        if !options.trickle {
+        if !options.trickle, let peer = connection {
             _ = await peer.waitForGatheringComplete()
             signal.sdp = await peer.currentLocalDescription() ?? bare
         }
@@ -268,7 +294,7 @@ actor CallSession {
             switch state {
             case .connected:
                 call.timeline.transportConnected = call.timeline.transportConnected ?? Date()
-                path = await peer.stats().path ?? path
+                path = await connection?.stats().path ?? path
                 post(.transportConnected)
             case .disconnected: post(.transportDisconnected)
             case .failed: post(.transportFailed)
@@ -287,7 +313,7 @@ actor CallSession {
     /// Timers, and silence: a connected call that hears nothing is disconnected.
     private func watch() async {
         post(.tick)
-        guard call.state == .connected || call.state == .disconnected else { return }
+        guard call.state == .connected || call.state == .disconnected, let peer = connection else { return }
         // Without a media section nothing is heard every second (SCTP heartbeats
         // come every 30 s): a data-only session leaves this to ICE consent.
         guard await !peer.transceiverInfos.isEmpty else { return }
@@ -307,6 +333,10 @@ actor CallSession {
                 sources.merge(opened ?? [:]) { current, _ in current }
             }
         }
+        guard let peer = connection else {
+            mediaStarted.open()
+            return
+        }
         for info in await peer.transceiverInfos where info.direction == .sendrecv || info.direction == .sendonly {
             guard !senders.contains(where: { $0.mid == info.mid }), let source = sources.removeValue(forKey: info.kind)
             else { continue }
@@ -319,6 +349,7 @@ actor CallSession {
     }
 
     private func startReceiving(mid: String, kind: MediaKind) async {
+        guard let peer = connection else { return }
         if webm == nil, media.recordsWebm {
             do { webm = try await media.webmRecording(on: peer, clock: recordingClock) } catch {
                 failure = failure ?? "recording: \(error)"
@@ -334,6 +365,7 @@ actor CallSession {
 
     /// Adds a video section to a call under way (sending `path` if given) and offers again.
     func addVideo(_ path: String?) async throws {
+        let peer = try await self.peer()
         guard !(await peer.transceiverInfos.contains { $0.kind == .video }) else { return }
         if let path { sources[.video] = try MediaSources.open(path, kind: .video) }
         media.video = path
@@ -342,7 +374,7 @@ actor CallSession {
         post(.renegotiate(iceRestart: false))
     }
 
-    func peerStats() async -> PeerStats { await peer.stats() }
+    func peerStats() async -> PeerStats { await connection?.stats() ?? .none }
 
     /// Until every sender has sent its file (or its duration); a looping sender never has.
     func waitUntilMediaSent() async {
@@ -388,8 +420,10 @@ actor CallSession {
         opening?.cancel()
         opening = nil
         await endpoint?.cancel()
-        path = await peer.stats().path ?? path
-        await peer.close()
+        if let connection {
+            path = await connection.stats().path ?? path
+            await connection.close()
+        }
         let waiters = channelWaiters
         channelWaiters = []
         for waiter in waiters { waiter.resume(returning: nil) }

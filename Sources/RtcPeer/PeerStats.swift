@@ -1,5 +1,10 @@
 /// A snapshot of a peer connection's transport and media statistics.
 public struct PeerStats: Sendable, Equatable {
+    /// A connection that has not been made yet: nothing sent or received.
+    public static let none = PeerStats(
+        bytesSent: 0, bytesReceived: 0, packetsSent: 0, packetsReceived: 0, srtpDropped: 0, packetsLostByPeer: 0,
+        inbound: [])
+
     /// Bytes sent on the transport (every layer's).
     public var bytesSent: UInt64
     /// Bytes received on the transport.

@@ -41,6 +41,34 @@ import Testing
         await bob.stop()
     }
 
+    /// An offer builds no peer connection until it is accepted: one refused,
+    /// or left ringing, costs no certificate, ICE agent or socket.
+    @Test func anOfferBuildsNothingUntilItIsAccepted() async throws {
+        let (mallory, bobSignals) = InMemorySignaling.pair("mallory", "bob")
+        let bob = CallClient(provider: bobSignals, configuration: .init(peer: Self.loopback))
+        await bob.start()
+        let events = await bob.events()
+        let replies = await mallory.inputs()
+        for index in 0..<3 {
+            let id = "00000000-0000-4000-8000-00000000000\(index)"
+            try await mallory.send(Self.offer(id), to: "bob")
+            #expect(
+                await events.first(within: .seconds(20)) { if case .incoming(let c) = $0 { c.id } else { nil } } == id)
+        }
+        let ringing = await bob.activeCalls.count
+        #expect(bob.peerConnectionsMade == 0 && ringing == 3)
+        try await bob.reject("00000000-0000-4000-8000-000000000000")
+        #expect(await Self.bye(replies, for: "00000000-0000-4000-8000-000000000000") == .declined)
+        #expect(bob.peerConnectionsMade == 0)
+        try await bob.accept("00000000-0000-4000-8000-000000000001")
+        let answered = await replies.first(within: .seconds(20)) { input -> Bool? in
+            guard case .signal(let signal, _) = input, signal.type == .answer else { return nil }
+            return signal.callId == "00000000-0000-4000-8000-000000000001"
+        }
+        #expect(answered == true && bob.peerConnectionsMade == 1)
+        await bob.stop()
+    }
+
     /// Offers past the per-peer and per-node bounds are refused as busy
     /// before a peer connection is built; other peers still get through
     /// until the node's bound.
