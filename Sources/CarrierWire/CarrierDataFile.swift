@@ -17,7 +17,9 @@ public struct CarrierDataFile: Equatable, Sendable {
 
     /// One friend's label.
     public struct Label: Equatable, Sendable {
+        /// toxcore's number for the friend.
         public var friendNumber: UInt32
+        /// The label.
         public var text: String
 
         /// A label for a friend number.
@@ -39,8 +41,11 @@ public struct CarrierDataFile: Equatable, Sendable {
         }
     }
 
+    /// The header's first word.
     public static let magic: UInt32 = 0x0E0C_0D0A
+    /// The revision the reference writes and this reads.
     public static let revision: UInt32 = 2
+    /// Bytes before the Tox savedata.
     public static let headerSize = 256
     /// A file larger than this is not an identity (toxcore saves a few KB a friend).
     public static let maxSize = 64 << 20

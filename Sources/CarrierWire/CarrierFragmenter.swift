@@ -18,6 +18,7 @@
 public enum CarrierFragmenter {
     /// One packet to hand to toxcore, and whether it carries the message id.
     public struct Piece: Equatable, Sendable {
+        /// The packet to send.
         public var packet: CarrierPacket
         /// Send it with the message's id: its receipt is the message's.
         public var carriesReceipt: Bool

@@ -15,6 +15,7 @@ public enum CarrierFraming {
     public static let magic: [UInt8] = [0x69, 0x76, 0x65, 0x67]
     /// What a TCP relay client sends before its first frame, and what the relay answers.
     public static let clientHandshake = 128
+    /// (See `clientHandshake`.)
     public static let serverHandshake = 96
 
     /// A datagram as the Carrier network sends it.
@@ -67,6 +68,7 @@ public enum CarrierFraming {
     public struct StreamDeframer: Sendable {
         /// A stream whose frames do not start with the magic.
         public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
+            /// In words for a log.
             public var description: String { "a TCP relay frame without the Carrier network's magic" }
         }
 

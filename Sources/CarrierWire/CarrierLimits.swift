@@ -14,16 +14,25 @@ public enum CarrierLimits {
     public static let maxBulkMessage = 5 << 20
     /// An invite's or a reply's data, and the size of its fragments.
     public static let maxInviteData = 8192
+    /// The data of one invite fragment at most.
     public static let inviteFragment = 1280
     /// Strings.
     public static let maxBundle = 511
+    /// A refusal's reason.
     public static let maxReason = 255
+    /// An extension's name.
     public static let maxExtensionName = 31
+    /// User info: a name, …
     public static let maxName = 63
+    /// … a description, …
     public static let maxDescription = 127
+    /// … a phone number, …
     public static let maxPhone = 31
+    /// … a gender, …
     public static let maxGender = 31
+    /// … an email address, …
     public static let maxEmail = 127
+    /// … and a region.
     public static let maxRegion = 127
     /// The fork's client fields (platform, versions): ours, kept short.
     public static let maxClientField = 63

@@ -23,17 +23,27 @@ public enum CarrierPacket: Equatable, Sendable {
     /// The profile (`userinfo`). The 0xli "AgentNet" fork's fields follow the
     /// upstream ones (append-only, optional); upstream peers ignore them.
     public struct UserInfo: Equatable, Sendable {
+        /// Whether the user has an avatar (the picture itself does not travel here).
         public var hasAvatar = false
+        /// The display name, if set.
         public var name: String?
+        /// A line about the user.
         public var description = ""
+        /// Profile fields, as the reference carries them (empty when unset).
         public var phone = ""
+        /// (See `phone`.)
         public var gender = ""
+        /// (See `phone`.)
         public var email = ""
+        /// (See `phone`.)
         public var region = ""
         /// The fork's `proto_version` (0: not said) and client fields.
         public var protoVersion: UInt32 = 0
+        /// The fork's client fields: the platform ("linux"), …
         public var platform: String?
+        /// … the operating system's version, …
         public var osVersion: String?
+        /// … and the application's.
         public var appVersion: String?
 
         /// A profile; every field may be left at its default.
@@ -58,8 +68,11 @@ public enum CarrierPacket: Equatable, Sendable {
 
     /// The request's payload (`friendreq`).
     public struct FriendRequest: Equatable, Sendable {
+        /// The display name, if set.
         public var name: String?
+        /// The sender's description.
         public var description: String?
+        /// The greeting the requester wrote.
         public var hello: String?
 
         /// A request; `name` and `description` are the sender's profile.

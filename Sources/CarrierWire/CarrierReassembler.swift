@@ -14,11 +14,17 @@ public struct CarrierReassembler<Sender: Hashable & Sendable>: Sendable {
 
     /// A whole message, invite or reply.
     public struct Whole: Equatable, Sendable {
+        /// Who sent it.
         public var sender: Sender
+        /// A bulk message, an invite or a reply.
         public var kind: Kind
+        /// The extension it went to, if any.
         public var ext: String?
+        /// The first fragment's bundle (invites and replies).
         public var bundle: String?
+        /// The transfer id the fragments shared.
         public var tid: Int64
+        /// The whole data.
         public var data: [UInt8]
     }
 
@@ -47,6 +53,7 @@ public struct CarrierReassembler<Sender: Hashable & Sendable>: Sendable {
 
     /// Transfers one sender may have open, and all senders together.
     public let maxPerSender: Int
+    /// (See `maxPerSender`.)
     public let maxTransfers: Int
     /// A transfer with no fragment for this long is dropped.
     public let timeout: Duration

@@ -11,14 +11,20 @@ import CSodium
 public struct CarrierTurnCredentials: Equatable, Sendable {
     /// The relay's IPv4 address (a bootstrap node that is our TCP relay).
     public var server: String
+    /// The TURN port (3478).
     public var port: UInt16
+    /// The realm (`elastos.org`).
     public var realm: String
+    /// `<userid>@<base58(nonce)>.auth.tox`.
     public var username: String
     /// Never logged.
     public var password: String
 
+    /// Where a Carrier bootstrap runs its TURN server.
     public static let port: UInt16 = 3478
+    /// The network's TURN realm.
     public static let realm = "elastos.org"
+    /// Bytes of the nonce in the username.
     public static let nonceSize = 24
 
     /// Credentials for the holder of `secretKey` on the relay with
