@@ -66,6 +66,7 @@ let package = Package(
         .target(name: "CShimOpus", dependencies: ["COpus"]),
         .target(name: "CShimVpx", dependencies: ["CVpx"]),
         .target(name: "CShimGLib", dependencies: ["CNice"]),
+        .target(name: "CShimToxcore", dependencies: ["CToxcore", "CSodium"]),
 
         // Small concurrency and time helpers every layer may use.
         .target(name: "AsyncExtras", swiftSettings: strict),
@@ -81,6 +82,7 @@ let package = Package(
             name: "CarrierNode",
             dependencies: [
                 "CToxcore", "CSodium", "COpenSSL", "CCurl", "AsyncExtras", "CarrierLog", "FileSafety", "CarrierWire",
+                "CShimToxcore",
             ],
             swiftSettings: strict),
 
@@ -253,6 +255,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "CarrierNode", "ExpressServer", "CarrierSignaling", "RtcCalls", "RtcPeer",
                 "RtcMediaFiles", "CarrierFiles", "CarrierSessions", "RtcFileTransfer", "FileSafety", "AsyncExtras",
+                "CShimToxcore",
             ],
             swiftSettings: strict),
         .testTarget(name: "AsyncExtrasTests", dependencies: ["AsyncExtras"], swiftSettings: strict),

@@ -45,12 +45,14 @@ struct NodeCommand: Command {
         options.udpPorts = port...port
         options.tcpRelayPort = port
         options.loopbackOnly = global.loopback || host == "127.0.0.1"
+        options.carrierFraming = global.carrierFraming
         let count = try arguments.integer("--dht-nodes", in: 1...64) ?? 16
         let node = try Carrier(options: options)
         try await node.start()
         let entry = BootstrapNode(host: host, port: port, publicKey: await node.dhtKey())
         let helpers = try DhtHelpers(
-            count: count - 1, bootstrap: [entry] + global.bootstrap, loopbackOnly: options.loopbackOnly)
+            count: count - 1, bootstrap: [entry] + global.bootstrap, loopbackOnly: options.loopbackOnly,
+            carrierFraming: global.carrierFraming)
         await helpers.start()
         global.output.result(entry.description, ["bootstrap": entry.description])
         global.output.log(

@@ -1,3 +1,4 @@
+import CShimToxcore
 import CToxcore
 
 extension Carrier {
@@ -23,6 +24,15 @@ extension Carrier {
         tox_options_set_start_port(toxOptions, ports.lowerBound)
         tox_options_set_end_port(toxOptions, ports.upperBound)
         tox_options_set_tcp_port(toxOptions, options.tcpRelayPort ?? 0)
+        if options.carrierFraming {
+            // Our own socket functions under toxcore add and check the magic (CShimToxcore).
+            guard let system = cshim_carrier_system() else {
+                throw .invalidArgument(
+                    "the Carrier framing needs toxcore 0.2.18 (this is \(tox_version_major()).\(tox_version_minor()).\(tox_version_patch()))"
+                )
+            }
+            tox_options_set_operating_system(toxOptions, system)
+        }
 
         let savedata: [UInt8]
         if let saved {

@@ -34,6 +34,11 @@ public struct CarrierOptions: Sendable {
     public var idleInterval: Duration = .milliseconds(20)
     /// A file offered by a friend that is larger than this is refused at once.
     public var maxIncomingFileSize: UInt64 = 1 << 40
+    /// Speak the Carrier network's framing under toxcore: the magic on every
+    /// UDP datagram and TCP relay frame (`CarrierFraming`, wire notes §1.1).
+    /// A node with it and one without cannot reach each other. Off by
+    /// default while the node's packets are still its own (issue 47).
+    public var carrierFraming = false
     /// An offered file the application neither accepts nor refuses by then is refused.
     public var fileOfferTimeout: Duration = .seconds(600)
     /// Files one friend may have under way to us at once (of 64 for all friends).

@@ -23,8 +23,11 @@ public actor DhtHelpers {
 
     /// `count` new DHT nodes on random ports, bootstrapped to `nodes`.
     /// `loopbackOnly` turns local discovery off, as for a node on 127.0.0.1.
-    public init(count: Int, bootstrap nodes: [BootstrapNode], loopbackOnly: Bool) throws(CarrierError) {
+    public init(count: Int, bootstrap nodes: [BootstrapNode], loopbackOnly: Bool, carrierFraming: Bool = false)
+        throws(CarrierError)
+    {
         var options = CarrierOptions(dataDirectory: nil, bootstrapNodes: nodes)
+        options.carrierFraming = carrierFraming
         options.loopbackOnly = loopbackOnly
         for _ in 0..<count {
             let tox: OpaquePointer

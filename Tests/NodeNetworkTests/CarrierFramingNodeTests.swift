@@ -1,0 +1,120 @@
+import CShimToxcore
+import Foundation
+import TestSupport
+import Testing
+
+@testable import CarrierNode
+
+/// Nodes that speak the Carrier network's framing under toxcore (the magic
+/// on every datagram and TCP relay frame), on a local network of their own:
+/// they find each other over UDP and over the bootstrap's TCP relay, and
+/// what they send carries the magic (seen on a raw socket).
+@Suite(.serialized, .timeLimit(.minutes(5))) struct CarrierFramingNodeTests {
+    static func framed(_ options: inout CarrierOptions) {
+        options.loopbackOnly = true
+        options.carrierFraming = true
+    }
+
+    /// A UDP socket on 127.0.0.1 that takes whatever comes.
+    final class RawUdp {
+        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        private(set) var port: UInt16 = 0
+
+        init() throws {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+                }
+            }
+            try #require(bound)
+            port = UInt16(bigEndian: address.sin_port)
+        }
+
+        deinit { close(descriptor) }
+
+        /// The first datagram within `timeout`, or nil.
+        func receive(within timeout: Duration) -> [UInt8]? {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(timeout.components.seconds * 1000)) > 0 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: 2048)
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            return count > 0 ? Array(buffer[0..<count]) : nil
+        }
+    }
+
+    /// What a framed node sends starts with the magic; an unframed one's does not.
+    @Test func aFramedNodesDatagramsCarryTheMagic() async throws {
+        for framing in [true, false] {
+            let raw = try RawUdp()
+            var options = CarrierOptions()
+            options.loopbackOnly = true
+            options.carrierFraming = framing
+            options.bootstrapNodes = [
+                BootstrapNode(host: "127.0.0.1", port: raw.port, publicKey: [UInt8](repeating: 9, count: 32))
+            ]
+            let node = try Carrier(options: options)
+            try await node.start()
+            let datagram = try #require(raw.receive(within: .seconds(20)), "no datagram from the node")
+            #expect(Array(datagram.prefix(4)) == [0x69, 0x76, 0x65, 0x67] || !framing)
+            #expect(Array(datagram.prefix(4)) != [0x69, 0x76, 0x65, 0x67] || framing)
+            await node.stop()
+        }
+    }
+
+    /// A bootstrap and two peers, all framed, one of them over TCP only:
+    /// friends, a message and a bulk message with their receipts, both ways
+    /// through the relay; an unframed node's datagrams are dropped.
+    @Test func framedNodesBefriendAndMessageOverUdpAndTheRelay() async throws {
+        let root = NSTemporaryDirectory() + "carrier-framed-\(getpid())-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        var bootstrapOptions = CarrierOptions()
+        Self.framed(&bootstrapOptions)
+        // The relay on the DHT port, as a Carrier bootstrap runs it: the entry names one port.
+        let port = try FreePort.tcp()
+        bootstrapOptions.tcpRelayPort = port
+        bootstrapOptions.udpPorts = port...port
+        let bootstrap = try Carrier(options: bootstrapOptions)
+        let entry = try #require(await bootstrap.bootstrapEntry())
+        try await bootstrap.start()
+        let alice = try TestNetwork.peer("alice", root: root, entry: entry, adjust: Self.framed)
+        let bob = try TestNetwork.peer("bob", root: root, entry: entry) { options in
+            Self.framed(&options)
+            options.udpEnabled = false  // through the bootstrap's TCP relay only
+        }
+        for node in [alice, bob] { try await node.start() }
+        for node in [alice, bob] {
+            #expect(await node.waitUntilReady(timeout: .seconds(40)), "\(node.userId) not ready")
+        }
+        try await TestNetwork.befriend(alice, bob)
+
+        let inbox = await bob.events()
+        let aliceId = alice.userId
+        let text = Array("over the Carrier framing".utf8)
+        let bulk = randomBytes(20_000)
+        async let arrived = inbox.first(within: .seconds(60)) { event -> Int? in
+            if case .message(let from, nil, let data, _, _) = event, from == aliceId, data == bulk { return data.count }
+            return nil
+        }
+        #expect(try await alice.deliverMessage(text, to: bob.userId.description) == .delivered)
+        #expect(try await alice.deliverMessage(bulk, to: bob.userId.description) == .delivered)
+        #expect(await arrived == bulk.count)
+        #expect(try await bob.deliverMessage(text, to: aliceId.description) == .delivered)
+        let stats = cshim_framing_stats_get()
+        #expect(stats.datagrams_sent > 0 && stats.datagrams_received > 0)
+        #expect(stats.frames_sent > 0 && stats.frames_received > 0, "nothing went through the TCP relay framed")
+
+        // A node without the framing: the framed bootstrap drops what it sends.
+        let dropped = stats.datagrams_dropped
+        var plain = CarrierOptions()
+        plain.loopbackOnly = true
+        plain.bootstrapNodes = [entry]
+        let stranger = try Carrier(options: plain)
+        try await stranger.start()
+        #expect(await eventually(within: .seconds(20)) { cshim_framing_stats_get().datagrams_dropped > dropped })
+        for node in [stranger, alice, bob, bootstrap] { await node.stop() }
+    }
+}
