@@ -247,7 +247,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CarrierNodeTests",
-            dependencies: ["CarrierNode", "CarrierWire", "AsyncExtras", "FileSafety"],
+            dependencies: ["CarrierNode", "CarrierWire", "AsyncExtras", "FileSafety", "TestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: strict),
         .testTarget(

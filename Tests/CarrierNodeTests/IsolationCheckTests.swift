@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CarrierNode
@@ -84,8 +85,8 @@ import Testing
 
     /// A real socket: what the peek reports is who sent, and the datagram stays for its reader.
     @Test func peekingNamesTheSenderAndTakesNothing() throws {
-        let receiver = try UdpSocket()
-        let sender = try UdpSocket()
+        let receiver = try LoopbackUdpSocket()
+        let sender = try LoopbackUdpSocket()
         try sender.send([1, 2, 3], to: receiver.port)
         #expect(receiver.waitReadable())
         let origin = try #require(DatagramOrigin.peek(receiver.fd))
@@ -94,53 +95,5 @@ import Testing
         #expect(DatagramOrigin.peek(receiver.fd) == origin)  // still there
         #expect(receiver.receive() == [1, 2, 3])
         #expect(DatagramOrigin.localAddresses().contains(DatagramOrigin.mappedPrefix + [127, 0, 0, 1]))
-    }
-}
-
-/// A UDP socket on 127.0.0.1 for the peek test.
-private final class UdpSocket {
-    let fd: Int32
-    let port: UInt16
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        self.fd = fd
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard fd >= 0, bound else { throw POSIXError(.EADDRNOTAVAIL) }
-        port = UInt16(bigEndian: address.sin_port)
-    }
-
-    deinit { close(fd) }
-
-    func send(_ bytes: [UInt8], to port: UInt16) throws {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = port.bigEndian
-        let sent = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard sent == bytes.count else { throw POSIXError(.EIO) }
-    }
-
-    func waitReadable() -> Bool {
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        return poll(&entry, 1, 5000) == 1
-    }
-
-    func receive() -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
-        return count > 0 ? Array(buffer.prefix(count)) : []
     }
 }

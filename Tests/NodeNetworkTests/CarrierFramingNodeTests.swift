@@ -15,41 +15,10 @@ import Testing
         options.carrierFraming = true
     }
 
-    /// A UDP socket on 127.0.0.1 that takes whatever comes.
-    final class RawUdp {
-        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        private(set) var port: UInt16 = 0
-
-        init() throws {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-                }
-            }
-            try #require(bound)
-            port = UInt16(bigEndian: address.sin_port)
-        }
-
-        deinit { close(descriptor) }
-
-        /// The first datagram within `timeout`, or nil.
-        func receive(within timeout: Duration) -> [UInt8]? {
-            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(timeout.components.seconds * 1000)) > 0 else { return nil }
-            var buffer = [UInt8](repeating: 0, count: 2048)
-            let count = recv(descriptor, &buffer, buffer.count, 0)
-            return count > 0 ? Array(buffer[0..<count]) : nil
-        }
-    }
-
     /// What a framed node sends starts with the magic; an unframed one's does not.
     @Test func aFramedNodesDatagramsCarryTheMagic() async throws {
         for framing in [true, false] {
-            let raw = try RawUdp()
+            let raw = try LoopbackUdpSocket()
             var options = CarrierOptions()
             options.loopbackOnly = true
             options.carrierFraming = framing
@@ -58,7 +27,8 @@ import Testing
             ]
             let node = try Carrier(options: options)
             try await node.start()
-            let datagram = try #require(raw.receive(within: .seconds(20)), "no datagram from the node")
+            #expect(raw.waitReadable(timeout: .seconds(20)), "no datagram from the node")
+            let datagram = raw.receive()
             #expect(Array(datagram.prefix(4)) == [0x69, 0x76, 0x65, 0x67] || !framing)
             #expect(Array(datagram.prefix(4)) != [0x69, 0x76, 0x65, 0x67] || framing)
             await node.stop()
