@@ -184,7 +184,8 @@ final class ControlServer: Sendable {
         return [
             "userId": node.userId.description, "address": await node.address().description, "pid": Int(getpid()),
             "online": await node.online, "friends": friends, "socket": path, "node": await node.reachability().json,
-            "process": ProcessResources.snapshot(), "limits": Self.limits(node.options),
+            "process": ProcessResources.snapshot(),
+            "limits": Self.limits(node.options).merging(await context.answeringLimits) { $1 },
         ]
     }
 

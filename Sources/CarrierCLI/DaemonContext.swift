@@ -12,6 +12,11 @@ actor DaemonContext {
     /// (`--loopback` keeps their calls' candidates on 127.0.0.1 too).
     nonisolated let network: GlobalOptions
     private var hubs: [String: SignalingHub] = [:]
+    /// The limits `listen` applies to calls, sessions and streams, for `status`.
+    private(set) var answeringLimits: [String: any Sendable] = [:]
+
+    /// What `listen` bounds its calls, sessions and streams to (reported by `status`).
+    func setAnsweringLimits(_ limits: [String: any Sendable]) { answeringLimits = limits }
 
     init(node: Carrier, network: GlobalOptions) {
         self.node = node

@@ -166,6 +166,10 @@ struct ListenCommand: Command {
         }
         return try await global.withOnlineNode(nodeOptions) { node in
             let context = DaemonContext(node: node, network: global)
+            await context.setAnsweringLimits([
+                "maxCalls": maxCalls, "maxCallsPerFriend": maxCallsPerFriend,
+                "maxStreamBytes": Int(clamping: streamLimits.maxBytes),
+            ])
             let control: ControlServer?
             do {
                 control = try ControlServer(path: ControlSocket.path(for: global.dataDirectory), context: context)

@@ -16,6 +16,8 @@ actor DirectReceive {
         case channel(DataChannel.Event)
         case pause, resume
         case cancel(String)
+        /// Time passes: a transfer with nothing arriving for its stall timeout ends.
+        case tick
     }
 
     /// How it ended on this channel.
@@ -109,10 +111,25 @@ actor DirectReceive {
     }
 
     /// Takes the bytes to the verdict (after `accept`).
-    func run(progressInterval: Duration, report: @Sendable (Report) -> Void) async -> Ending {
+    func run(progressInterval: Duration, stallTimeout: Duration = .seconds(600), report: @Sendable (Report) -> Void)
+        async -> Ending
+    {
         defer { close() }
         guard var receiver, let partial else { return .finished(.failed("not accepted")) }
         var lastReport = ContinuousClock.now
+        // A sender that keeps the channel open and sends nothing (or pauses for
+        // ever) would hold one of the friend's places: it ends after `stallTimeout`.
+        var lastActivity = ContinuousClock.now
+        var pausedHere = false
+        let sink = sink
+        let ticker = Task {
+            let tick = min(stallTimeout / 4, .seconds(1))
+            while !Task.isCancelled {
+                try? await Task.sleep(for: tick)
+                sink.yield(.tick)
+            }
+        }
+        defer { ticker.cancel() }
         func end(_ ending: Ending) -> Ending {
             self.receiver = receiver
             return ending
@@ -121,6 +138,7 @@ actor DirectReceive {
         for await input in inputs {
             switch input {
             case .channel(.binary(let bytes)):
+                lastActivity = .now
                 switch receiver.bytes(bytes.count) {
                 case .violation(let reason):
                     return end(abandon(partial, reason: reason, failed: true))
@@ -138,6 +156,7 @@ actor DirectReceive {
                     }
                 }
             case .channel(.text(let text)):
+                lastActivity = .now
                 guard let message = FriendFileMessage(json: text) else { continue }
                 switch receiver.received(message) {
                 case .paused?: report(.paused(byPeer: true))
@@ -154,9 +173,18 @@ actor DirectReceive {
             case .channel:
                 break
             case .pause:
+                pausedHere = true
                 if let message = receiver.pause() { channel.tell(message) }
             case .resume:
+                pausedHere = false
+                lastActivity = .now
                 if let message = receiver.resume() { channel.tell(message) }
+            case .tick:
+                guard !pausedHere, ContinuousClock.now - lastActivity > stallTimeout else { continue }
+                let reason = "stalled: nothing arrived for \(stallTimeout)"
+                channel.tell(FriendFileMessage.cancel(reason: reason))
+                partial.close()  // kept for a resume
+                return end(.finished(.failed(reason)))
             case .cancel(let reason):
                 return end(abandon(partial, reason: reason, failed: false))
             }

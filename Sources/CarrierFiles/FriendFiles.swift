@@ -39,6 +39,9 @@ public actor FriendFiles {
         public var handOverInterval: Duration? = .seconds(30)
         /// No hand-over for less than this left: toxcore finishes it sooner than a session comes up.
         public var handOverMinimum: UInt64 = 8 << 20
+        /// A file coming over a session with nothing arriving for this long
+        /// ends, its bytes kept for a resume (nil: the node's `fileStallTimeout`).
+        public var stallTimeout: Duration?
 
         /// The defaults: direct first, 10 s to connect, the node's size limit.
         public init(direct: Bool = true, connectTimeout: Duration = .seconds(10), maxIncomingSize: UInt64? = nil) {
@@ -228,7 +231,8 @@ public actor FriendFiles {
         let (reports, reportSink) = AsyncStream<DirectReceive.Report>.makeStream()
         Task {
             let pump = Task { for await report in reports { receiveReport(key, report) } }
-            let ending = await receive.run(progressInterval: configuration.progressInterval) {
+            let stall = configuration.stallTimeout ?? node.options.fileStallTimeout
+            let ending = await receive.run(progressInterval: configuration.progressInterval, stallTimeout: stall) {
                 reportSink.yield($0)
             }
             reportSink.finish()

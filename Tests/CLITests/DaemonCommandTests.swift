@@ -60,15 +60,18 @@ import Testing
         #expect((process?["heapKB"] as? Int ?? 0) > 0 && (process?["rssKB"] as? Int ?? 0) > 0)
         let limits = status["limits"] as? [String: Any]
         #expect(limits?["maxIncomingFilesPerFriend"] as? Int == 8 && limits?["diskReserveBytes"] as? Int == 512 << 20)
+        #expect(limits?["maxCalls"] as? Int == 32 && limits?["maxCallsPerFriend"] as? Int == 4)
         #expect(json(try Self.request(socket, "not json"))?["error"] != nil)
 
         // Another user who reaches the socket (its mode and the directory's loosened
         // by mistake) is refused by its uid. Needs root, to be that other user.
         if getuid() == 0 {
             #expect(chmod(root + "/alice", 0o711) == 0 && chmod(socket, 0o666) == 0)
+            // The daemon answers a stranger at once and closes: read, and send nothing
+            // (a send after its close would be refused, and could lose its answer).
             let script =
                 "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
-                + "s.sendall(b'{\"op\":\"status\"}\\n'); print(s.recv(4096).decode())"
+                + "print(s.recv(4096).decode())"
             let stranger = try ChildProcess(
                 executable: URL(fileURLWithPath: "/usr/bin/setpriv"),
                 arguments: [

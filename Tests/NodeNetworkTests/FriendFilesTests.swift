@@ -27,7 +27,7 @@ extension FileTransferTests {
             let aliceSessions: SessionManager
             let bobSessions: SessionManager
 
-            static func make(_ net: TestNetwork) async throws -> Pair {
+            static func make(_ net: TestNetwork, bobStall: Duration? = nil) async throws -> Pair {
                 let peer = PeerConfiguration(localAddresses: ["127.0.0.1"])
                 let aliceSessions = try await SessionManager.start(
                     on: net.alice, configuration: .init(peer: peer, acceptsSessions: false))
@@ -37,9 +37,11 @@ extension FileTransferTests {
                 // Progress often enough to act on it (pause, cut) long before the end at 100+ MB/s.
                 var files = FriendFiles.Configuration()
                 files.progressInterval = .milliseconds(10)
+                var bobFiles = files
+                bobFiles.stallTimeout = bobStall
                 let pair = Pair(
                     alice: FriendFiles(node: net.alice, sessions: aliceSessions, configuration: files),
-                    bob: FriendFiles(node: net.bob, sessions: bobSessions, configuration: files),
+                    bob: FriendFiles(node: net.bob, sessions: bobSessions, configuration: bobFiles),
                     aliceSessions: aliceSessions,
                     bobSessions: bobSessions)
                 await pair.alice.start()
@@ -242,6 +244,49 @@ extension FileTransferTests {
                 "\(String(describing: receiverEnd))")
             let partials = (try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.carrier-partial")) ?? []
             #expect(partials.isEmpty, "left behind: \(partials)")
+            await pair.stop()
+        }
+
+        /// A sender that pauses and never comes back holds its place on the
+        /// receiver for the stall timeout only: the transfer ends there as
+        /// stalled, the sender hears why, and the bytes stay for a resume.
+        @Test func aStalledTransferOverASessionEndsAndKeepsItsBytes() async throws {
+            let net = try await TestNetwork.shared()
+            let pair = try await Pair.make(net, bobStall: .seconds(2))
+            let (source, _) = try makeFile(bytes: 48_000_000, name: "stalled.bin")
+            let inbox = temporaryDirectory()
+            let bobEvents = await pair.bob.events()
+            let aliceEvents = await pair.alice.events()
+            let key = try await pair.alice.send(at: source, to: net.bob.userId)
+            let incoming = FileTransferKey(friend: net.alice.userId, sha256: key.sha256, outgoing: false)
+            let bobSide = Task {
+                await next(bobEvents, within: .seconds(60)) { event -> FileTransferOutcome? in
+                    switch event.event {
+                    case .offered(let offer) where offer.key == incoming:
+                        try? await pair.bob.accept(offer.key, into: inbox)
+                    case .finished(incoming, let outcome): return outcome
+                    default: break
+                    }
+                    return nil
+                }
+            }
+            let senderEnd = await next(aliceEvents, within: .seconds(60)) { event -> FileTransferOutcome? in
+                switch event.event {
+                case .progress(key, _, _): try? await pair.alice.pause(key)
+                case .finished(key, let outcome): return outcome
+                default: break
+                }
+                return nil
+            }
+            let receiverEnd = await bobSide.value
+            #expect(
+                receiverEnd == .failed("stalled: nothing arrived for 2.0 seconds"), "\(String(describing: receiverEnd))"
+            )
+            #expect(
+                senderEnd == .cancelled(byPeer: true, reason: "stalled: nothing arrived for 2.0 seconds"),
+                "\(String(describing: senderEnd))")
+            let partials = (try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.carrier-partial")) ?? []
+            #expect(partials.count == 1, "kept for a resume: \(partials)")
             await pair.stop()
         }
 
