@@ -18,6 +18,7 @@ import Foundation
 final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
     let limits: StoreLimits
     private let pool: PostgresPool
+    private let total = NodeTotal()
 
     /// Advisory lock keys (one namespace per database).
     enum LockKey {
@@ -80,7 +81,13 @@ final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
     func deposit(
         recipient: UserId, sender: UserId, messageId: [UInt8], body: [UInt8], kind: DepositKind, now: Int64
     ) throws(DatabaseFailure) -> DepositResult {
-        try pool.with { (connection) throws(DatabaseFailure) in
+        let nodeBytes = try total.current(now: now) { () throws(DatabaseFailure) -> Int64 in
+            try pool.with { (connection) throws(DatabaseFailure) -> Int64 in
+                try connection.query("SELECT COALESCE(SUM(size), 0)::bigint FROM messages").rows.first?.first??
+                    .integer ?? 0
+            }
+        }
+        let result = try pool.with { (connection) throws(DatabaseFailure) -> DepositResult in
             try connection.transaction { () throws(DatabaseFailure) -> DepositResult in
                 // The recipient's lock orders its deposits across nodes; the sender's and
                 // the node's totals are read without one (two nodes may pass them by a deposit each).
@@ -94,8 +101,7 @@ final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
                           (SELECT COUNT(*) FROM messages WHERE recipient = $1 AND sender = $2 AND message_id = $3),
                           (SELECT COUNT(*) FROM messages WHERE recipient = $1 AND sender = $2 AND kind = 1),
                           (SELECT COUNT(*) FROM messages WHERE sender = $2),
-                          (SELECT COALESCE(SUM(size), 0)::bigint FROM messages WHERE sender = $2),
-                          (SELECT COALESCE(SUM(size), 0)::bigint FROM messages)
+                          (SELECT COALESCE(SUM(size), 0)::bigint FROM messages WHERE sender = $2)
                         """,
                         [
                             .blob(recipient.publicKey), .blob(sender.publicKey), .blob(messageId),
@@ -106,7 +112,7 @@ final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
                 let usage = StoreLimits.Usage(
                     recipientCount: Int(column(0)), recipientBytes: Int(column(1)), duplicate: column(2) > 0,
                     requestWaiting: kind == .request && column(3) > 0, senderCount: Int(column(4)),
-                    senderBytes: Int(column(5)), nodeBytes: column(6))
+                    senderBytes: Int(column(5)), nodeBytes: nodeBytes)
                 if let refusal = limits.refusal(usage, kind: kind, adding: body.count) { return refusal }
                 let inserted = try connection.query(
                     """
@@ -123,6 +129,8 @@ final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
                 return .stored(seq: UInt64(seq))
             }
         }
+        if case .stored = result { total.add(body.count) }
+        return result
     }
 
     func setContacts(for recipient: UserId, _ contacts: [[UInt8]]) throws(DatabaseFailure) {

@@ -8,6 +8,7 @@ import Foundation
 final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
     let limits: StoreLimits
     private let database: SQLiteDatabase
+    private let total = NodeTotal()
     private let lock = NSLock()
 
     /// Opens (creating, migrating) the file at `path`; nil keeps it in memory.
@@ -50,7 +51,10 @@ final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
         recipient: UserId, sender: UserId, messageId: [UInt8], body: [UInt8], kind: DepositKind, now: Int64
     ) throws(DatabaseFailure) -> DepositResult {
         try serialised { () throws(DatabaseFailure) in
-            try database.transaction { () throws(DatabaseFailure) -> DepositResult in
+            let nodeBytes = try total.current(now: now) { () throws(DatabaseFailure) -> Int64 in
+                try database.query("SELECT COALESCE(SUM(size), 0) FROM messages").first?.first?.integer ?? 0
+            }
+            let result = try database.transaction { () throws(DatabaseFailure) -> DepositResult in
                 let (to, from) = (DatabaseValue.blob(recipient.publicKey), DatabaseValue.blob(sender.publicKey))
                 let row =
                     try database.query(
@@ -61,8 +65,7 @@ final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
                           (SELECT COUNT(*) FROM messages WHERE recipient = ? AND sender = ? AND message_id = ?),
                           (SELECT COUNT(*) FROM messages WHERE recipient = ? AND sender = ? AND kind = 1),
                           (SELECT COUNT(*) FROM messages WHERE sender = ?),
-                          (SELECT COALESCE(SUM(size), 0) FROM messages WHERE sender = ?),
-                          (SELECT COALESCE(SUM(size), 0) FROM messages)
+                          (SELECT COALESCE(SUM(size), 0) FROM messages WHERE sender = ?)
                         """,
                         [
                             to, .integer(kind.rawValue), to, .integer(kind.rawValue), to, from, .blob(messageId), to,
@@ -73,7 +76,7 @@ final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
                 let usage = StoreLimits.Usage(
                     recipientCount: Int(column(0)), recipientBytes: Int(column(1)), duplicate: column(2) > 0,
                     requestWaiting: kind == .request && column(3) > 0, senderCount: Int(column(4)),
-                    senderBytes: Int(column(5)), nodeBytes: column(6))
+                    senderBytes: Int(column(5)), nodeBytes: nodeBytes)
                 if let refusal = limits.refusal(usage, kind: kind, adding: body.count) { return refusal }
                 try database.query(
                     """
@@ -87,6 +90,8 @@ final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
                 let seq = try database.query("SELECT last_insert_rowid()").first?.first?.integer ?? 0
                 return .stored(seq: UInt64(seq))
             }
+            if case .stored = result { total.add(body.count) }
+            return result
         }
     }
 
