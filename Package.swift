@@ -75,7 +75,7 @@ let package = Package(
         // Names from the network made safe, and files placed without replacing any.
         .target(name: "FileSafety", dependencies: ["COpenSSL"], swiftSettings: strict),
         // The Carrier network's bytes: FlatBuffers packets with a verifier (pure, no C library).
-        .target(name: "CarrierWire", dependencies: ["CSodium"], swiftSettings: strict),
+        .target(name: "CarrierWire", dependencies: ["CSodium", "FileSafety"], swiftSettings: strict),
 
         // The P2P node on toxcore: identity, friends, messages, invites, groups.
         .target(

@@ -73,7 +73,7 @@ final class SessionListener: Sendable {
         }
         let hash = Sha256()
         var total = 0
-        var space = file.map { _ in DiskSpaceGuard(directory: receiveDirectory ?? ".", reserve: limits.diskReserve) }
+        var space = file.map { _ in FreeSpace.Guard(directory: receiveDirectory ?? ".", reserve: limits.diskReserve) }
         do {
             while failure == nil, let bytes = try await stream.read() {
                 total += bytes.count

@@ -1,5 +1,4 @@
 import CarrierNode
-import FileSafety
 
 /// What `listen --sessions --receive-dir` saves of a friend's streams: each
 /// stream at most `maxBytes`, and never so much that the disk keeps less
@@ -42,5 +41,3 @@ struct StreamLimits: Sendable {
         UInt64(total) > maxBytes ? "the stream passed --max-stream-mb (\(maxBytes >> 20) MiB): cut" : nil
     }
 }
-
-typealias DiskSpaceGuard = FreeSpace.Guard

@@ -1,4 +1,4 @@
-import CSodium
+import FileSafety
 
 /// `carrier.data`, the file a Carrier app keeps its identity in (wire notes,
 /// `carrier-data.json`), so an identity moves between a Carrier app and this
@@ -67,7 +67,7 @@ public struct CarrierDataFile: Equatable, Sendable {
         body += extra + [UInt8](repeating: 0, count: Self.paddedSize(extra.count) - extra.count)
         var header =
             Self.bigEndian(Self.magic) + Self.bigEndian(Self.revision) + Self.bigEndian(UInt32(toxSavedata.count))
-            + Self.bigEndian(UInt32(extra.count)) + Self.sha256(body)
+            + Self.bigEndian(UInt32(extra.count)) + Sha256.digest(body)
         header += [UInt8](repeating: 0, count: Self.headerSize - header.count)
         return header + body
     }
@@ -84,7 +84,7 @@ public struct CarrierDataFile: Equatable, Sendable {
         guard toxLength <= maxSize, extraLength <= maxSize,
             headerSize + paddedSize(toxLength) + paddedSize(extraLength) == bytes.count
         else { throw .malformed("its lengths (\(toxLength), \(extraLength)) do not fit its \(bytes.count) bytes") }
-        guard Array(bytes[16..<48]) == sha256(Array(bytes[headerSize...])) else {
+        guard Array(bytes[16..<48]) == Sha256.digest(Array(bytes[headerSize...])) else {
             throw .malformed("its SHA-256 does not match (damaged or cut)")
         }
         let toxStart = headerSize
@@ -110,11 +110,5 @@ public struct CarrierDataFile: Equatable, Sendable {
 
     static func bigEndian(_ value: UInt32) -> [UInt8] {
         (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) }
-    }
-
-    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
-        crypto_hash_sha256(&digest, bytes, UInt64(bytes.count))
-        return digest
     }
 }
