@@ -232,7 +232,8 @@ struct ListenCommand: Command {
                     case .friendRequest(let from, _, _, _) where acceptFriends:
                         do { try await node.acceptFriend(from) } catch { output.log("cannot accept \(from): \(error)") }
                     case .inviteRequest(let invite):
-                        try? await node.replyInvite(invite, status: 0)
+                        // Carrier wants data in a reply that accepts: "ok".
+                        try? await node.replyInvite(invite, status: 0, data: Array("ok".utf8))
                     default: break
                     }
                 }

@@ -9,7 +9,7 @@ import CToxcore
 /// friend's address first (`friend_connection.c`, `dht_ip_callback`), and
 /// accepts UDP only from an address its own DHT found (`net_crypto.c`,
 /// `udp_handle_packet`). Each side sends its DHT key and UDP port
-/// (`WirePacket.dhtNode`); the other asks that node on 127.0.0.1 for nodes,
+/// (`ExtraPacket.dhtNode`); the other asks that node on 127.0.0.1 for nodes,
 /// and the answer is where its DHT meets the friend (`DHT.c`, `addto_lists`).
 /// Only between nodes on 127.0.0.1 alone (`CarrierOptions.loopbackOnly`):
 /// elsewhere we do not know the friend's address, which is the DHT's work.
@@ -49,7 +49,7 @@ extension Carrier {
     private func perform(_ actions: [NewLinkWarmUp.Action], for friend: UserId) {
         for action in actions where action == .sendHint {
             guard let number = friends[friend]?.number, let port = udpPort() else { continue }
-            do { try enqueue([.dhtNode(key: dhtKey(), port: port)], to: number, friend: friend) } catch {
+            do { try enqueue(extra: .dhtNode(key: dhtKey(), port: port), to: number, friend: friend) } catch {
                 Self.log.debug("no DHT hint to \(friend): \(error)")
             }
         }

@@ -1,3 +1,5 @@
+import CarrierWire
+
 /// Turns what toxcore reported into node state and `CarrierEvent`s.
 extension Carrier {
     func handle(_ event: ToxEvent) {
@@ -11,7 +13,13 @@ extension Carrier {
         case .friendPacket(let number, let data):
             guard let friend = friendIds[number] else { return }
             lastActivity = clock.now
-            handlePacket(data, from: friend)
+            handleExtraPacket(data, from: friend)
+        case .friendMessage(let number, let data):
+            guard let friend = friendIds[number] else { return }
+            lastActivity = clock.now
+            handleCarrierPacket(data, from: friend)
+        case .friendReadReceipt(let number, let toxMessageId):
+            handleReadReceipt(friend: number, toxMessageId: toxMessageId)
         case .friendConnection(let number, let link):
             handleFriendConnection(number: number, link: link)
         case .friendStatus(let number, let presence):
@@ -26,7 +34,7 @@ extension Carrier {
                 friends[friend]?.info = UserInfo()
                 return
             }
-            guard case .userInfo(let info)? = try? WirePacket.decode(bytes) else {
+            guard let info = UserInfo(statusMessage: bytes) else {
                 counters.malformedPackets += 1
                 return drop(from: friend, "friend info that does not decode")
             }
@@ -56,15 +64,18 @@ extension Carrier {
 
     private func handleFriendRequest(key: [UInt8], payload: [UInt8]) {
         guard let from = UserId(publicKey: key), friends[from] == nil else { return }
-        guard payload.count <= WirePacket.maxFriendRequestSize,
-            case .friendRequest(let request)? = try? WirePacket.decode(payload)
+        guard payload.count <= CarrierLimits.maxFriendRequestPayload,
+            case .friendRequest(let request)? = try? CarrierPacket.decode(payload)
         else {
             // Anything else in a request (an invite, a message, garbage) comes
             // from a non-friend and is refused.
             counters.malformedPackets += 1
             return drop(from: from, "friend request that is not a friend request packet")
         }
-        emit(.friendRequest(from: from, name: request.name, description: request.description, hello: request.hello))
+        emit(
+            .friendRequest(
+                from: from, name: request.name, description: request.description,
+                hello: Self.withoutTrailingNuls(request.hello ?? "")))
     }
 
     /// toxcore reports UDP/TCP switches too; only up/down changes are events.
@@ -83,6 +94,8 @@ extension Carrier {
         fileLinkChanged(friend, connected: isConnected)
         // A friend back online may have left messages on Express while we were away.
         if isConnected {
+            // What we take beyond Carrier; a Carrier peer's toxcore drops it.
+            try? enqueue(extra: .hello(features: .ours), to: number, friend: friend)
             requestPull()
             // What it did not answer may have died with the old connection.
             resendInvites(to: friend, now: clock.now, onlyDue: false)
@@ -102,51 +115,69 @@ extension Carrier {
         recovery.friendLinks(anyUp: friends.values.contains { $0.connected }, now: clock.now)
     }
 
-    private func handlePacket(_ data: [UInt8], from friend: UserId) {
-        let packet: WirePacket
-        do { packet = try WirePacket.decode(data) } catch {
+    /// A friend message: one Carrier packet.
+    private func handleCarrierPacket(_ data: [UInt8], from friend: UserId) {
+        let packet: CarrierPacket
+        do { packet = try CarrierPacket.decode(data) } catch {
             counters.malformedPackets += 1
-            return drop(from: friend, "malformed packet: \(error)")
+            return drop(from: friend, "\(error)")
         }
         switch packet {
-        case .message(let ext, let body, let messageId):
-            let refusal = deliverMessage(from: friend, ext: ext, data: body)
-            sendReceipt(messageId, to: friend, refusal: refusal)
-        case .bulk(let fragment):
-            switch bulkAssembler.add(fragment, from: friend, now: clock.now) {
-            case .incomplete, .discarded: break
-            case .complete(let body):
-                let refusal = deliverMessage(from: friend, ext: fragment.ext, data: body)
-                sendReceipt(fragment.messageId, to: friend, refusal: refusal)
-            case .rejected(let error):
-                counters.rejectedFragments += 1
-                drop(from: friend, "bulk message fragment rejected: \(error)")
-                sendReceipt(fragment.messageId, to: friend, refusal: "the message was dropped: \(error)")
+        case .message(let ext, let body):
+            guard !body.isEmpty, body.count <= CarrierLimits.maxMessage else {
+                counters.malformedPackets += 1
+                return drop(from: friend, "a message of \(body.count) bytes: 1 to \(CarrierLimits.maxMessage)")
             }
-        case .receipt(let messageId, let status, let reason):
-            guard receipts[messageId]?.to == friend else { return }
-            finishReceipt(messageId, status == 0 ? .delivered : .error(reason ?? "refused by the friend (\(status))"))
+            _ = deliverMessage(from: friend, ext: ext, data: body)
+        case .bulk(let fragment):
+            switch reassembler.take(fragment, kind: .bulk, from: friend, now: clock.now) {
+            case .pending: break
+            case .whole(let whole): _ = deliverMessage(from: friend, ext: whole.ext, data: whole.data)
+            case .dropped(let why):
+                counters.rejectedFragments += 1
+                drop(from: friend, "bulk message fragment dropped: \(why)")
+            }
         case .inviteRequest(let fragment):
             handleInviteFragment(fragment, from: friend)
         case .inviteResponse(let fragment, let status, let reason):
             handleInviteResponse(fragment, status: status, reason: reason, from: friend)
-        case .fileResult:
-            handleFilePacket(packet, from: friend)
-        case .dhtNode(let key, let port):
-            handleDhtHint(key: key, port: port, from: friend)
         case .userInfo, .friendRequest:
             counters.malformedPackets += 1
             drop(from: friend, "packet type not valid in a message")
         }
     }
 
+    /// A lossless custom packet: one of our extras (`ExtraPacket`).
+    private func handleExtraPacket(_ data: [UInt8], from friend: UserId) {
+        let packet: ExtraPacket
+        do { packet = try ExtraPacket.decode(data) } catch {
+            counters.malformedPackets += 1
+            return drop(from: friend, "malformed packet: \(error)")
+        }
+        switch packet {
+        case .hello(let features):
+            friends[friend]?.extras = features
+        case .fileResult:
+            handleFilePacket(packet, from: friend)
+        case .dhtNode(let key, let port):
+            handleDhtHint(key: key, port: port, from: friend)
+        }
+    }
+
+    /// Carrier's Swift and Java bindings send strings with their C NUL
+    /// (wire notes §3.3); what a peer meant ends before it.
+    static func withoutTrailingNuls(_ text: String) -> String {
+        var text = Substring(text)
+        while text.last == "\0" { text = text.dropLast() }
+        return String(text)
+    }
+
     /// Drops what timed out: incomplete transfers, unanswered invites, missing receipts.
     func expire(now: ContinuousClock.Instant) {
-        let expired =
-            bulkAssembler.expire(now: now) + inviteAssembler.expire(now: now) + replyAssembler.expire(now: now)
-        for key in expired {
-            counters.expiredTransfers += 1
-            drop(from: key.peer, "incomplete transfer expired")
+        let expired = reassembler.expire(now: now)
+        if expired > 0 {
+            counters.expiredTransfers += expired
+            Self.log.info("\(expired) incomplete transfer(s) expired")
         }
         for (key, pending) in pendingInvites where now > pending.deadline {
             resolveInvite(key, .timeout)

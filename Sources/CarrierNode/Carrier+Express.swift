@@ -1,3 +1,4 @@
+import CarrierWire
 import Foundation
 
 /// Offline delivery through Express nodes (`CarrierOptions.expressNodes`,
@@ -198,11 +199,13 @@ extension Carrier {
                     from: entry.sender, ext: message.ext, data: message.data, timestamp: sentAt, offline: true)
             case .friendRequest:
                 guard friends[entry.sender] == nil, message.nospam == nospam(),
-                    case .friendRequest(let request)? = try? WirePacket.decode(message.data)
+                    message.data.count <= CarrierLimits.maxFriendRequestPayload,
+                    case .friendRequest(let request)? = try? CarrierPacket.decode(message.data)
                 else { continue }
                 emit(
                     .friendRequest(
-                        from: entry.sender, name: request.name, description: request.description, hello: request.hello))
+                        from: entry.sender, name: request.name, description: request.description,
+                        hello: Self.withoutTrailingNuls(request.hello ?? "")))
             }
         }
     }

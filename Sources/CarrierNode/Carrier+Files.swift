@@ -13,7 +13,7 @@ import FileSafety
 /// friend goes offline, either process restarts) and the file is offered
 /// again, the receiver seeks past what it has (`tox_file_seek`). At the end
 /// the receiver checks size and SHA-256, moves the file into place under a
-/// name that replaces nothing, and tells the sender (`WirePacket.fileResult`).
+/// name that replaces nothing, and tells the sender (`ExtraPacket.fileResult`).
 /// Events: `CarrierEvent.file`, exactly one `.finished` per transfer.
 ///
 /// The transfers' states and rules are `FriendFileTransfers` (pure); this
@@ -239,12 +239,12 @@ extension Carrier {
         }
     }
 
-    private func sendFileVerdict(_ key: FileTransferKey, _ verdict: WirePacket.FileVerdict, reason: String?) {
+    private func sendFileVerdict(_ key: FileTransferKey, _ verdict: ExtraPacket.FileVerdict, reason: String?) {
         guard let number = friends[key.friend]?.number else { return }
-        let packet = WirePacket.fileResult(
+        let packet = ExtraPacket.fileResult(
             sha256: key.sha256, status: verdict.rawValue,
-            reason: reason.map { SafeFileName.truncated($0, toBytes: WirePacket.maxReasonLength) })
-        do { try enqueue([packet], to: number, friend: key.friend) } catch {
+            reason: reason.map { SafeFileName.truncated($0, toBytes: ExtraPacket.maxReasonLength) })
+        do { try enqueue(extra: packet, to: number, friend: key.friend) } catch {
             Self.log.warning("the verdict on \(key) did not go out: \(error)")
         }
         // Out before a CANCEL that may follow, so the sender reads the reason first.
@@ -285,7 +285,7 @@ extension Carrier {
         }
     }
 
-    func handleFilePacket(_ packet: WirePacket, from friend: UserId) {
+    func handleFilePacket(_ packet: ExtraPacket, from friend: UserId) {
         if case .fileResult(let sha256, let status, let reason) = packet {
             let key = FileTransferKey(friend: friend, sha256: sha256, outgoing: true)
             carryOut(files.verdict(key, status: status, reason: reason))

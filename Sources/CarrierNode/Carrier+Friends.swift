@@ -1,4 +1,5 @@
 import CToxcore
+import CarrierWire
 
 extension Carrier {
     /// Sends a friend request to an address, with a greeting. The friend
@@ -11,14 +12,15 @@ extension Carrier {
             throw .alreadyFriend(address.userId.description)
         }
         let info = userInfo()
-        let payload = WirePacket.friendRequest(
+        let payload = CarrierPacket.friendRequest(
             .init(
                 name: info.name.isEmpty ? nil : info.name,
                 description: info.description.isEmpty ? nil : info.description, hello: hello)
         ).encode()
-        guard payload.count <= WirePacket.maxFriendRequestSize else {
+        guard payload.count <= CarrierLimits.maxFriendRequestPayload else {
             throw .tooLong(
-                "the greeting makes the request \(payload.count) bytes, at most \(WirePacket.maxFriendRequestSize)")
+                "the greeting makes the request \(payload.count) bytes, at most \(CarrierLimits.maxFriendRequestPayload)"
+            )
         }
         try sendFriendRequest(address: address, payload: payload)
         depositFriendRequest(payload, to: address)
@@ -172,9 +174,9 @@ extension Carrier {
         guard let id = UserId(parts[0]) else { throw .invalidUserId(parts[0]) }
         guard parts.count == 2 else { return (id, nil) }
         let name = parts[1]
-        guard !name.isEmpty, name.utf8.count <= WirePacket.maxExtensionNameLength, !name.contains(":") else {
+        guard !name.isEmpty, name.utf8.count <= CarrierLimits.maxExtensionName, !name.contains(":") else {
             throw .invalidArgument(
-                "extension name \"\(name)\" must be 1 to \(WirePacket.maxExtensionNameLength) bytes without ':'")
+                "extension name \"\(name)\" must be 1 to \(CarrierLimits.maxExtensionName) bytes without ':'")
         }
         return (id, name)
     }
@@ -184,8 +186,8 @@ extension Carrier {
             for receipt in queue.removeAll() { finishReceipt(receipt, .error(reason)) }
         }
         for (receipt, pending) in receipts where pending.to == id { finishReceipt(receipt, .error(reason)) }
-        bulkAssembler.removeAll(from: id)
-        inviteAssembler.removeAll(from: id)
-        replyAssembler.removeAll(from: id)
+        reassembler.forget(id)
+        toxReceipts[number] = nil
+        friends[id]?.extras = []
     }
 }

@@ -1,3 +1,4 @@
+import CarrierWire
 import CToxcore
 
 /// Groups are toxcore conferences (text type). A group's id is its 32-byte
@@ -48,8 +49,8 @@ extension Carrier {
     /// Sends a message (1 to 1372 bytes) to every member.
     public func sendGroupMessage(_ data: [UInt8], to group: GroupId) throws(CarrierError) {
         let number = try conferenceNumber(group)
-        guard !data.isEmpty, data.count <= WirePacket.maxMessageSize else {
-            throw .tooLong("a group message is 1 to \(WirePacket.maxMessageSize) bytes")
+        guard !data.isEmpty, data.count <= CarrierLimits.maxToxMessage else {
+            throw .tooLong("a group message is 1 to \(CarrierLimits.maxToxMessage) bytes")
         }
         var error = TOX_ERR_CONFERENCE_SEND_MESSAGE_OK
         guard tox_conference_send_message(tox, number, TOX_MESSAGE_TYPE_NORMAL, data, data.count, &error) else {

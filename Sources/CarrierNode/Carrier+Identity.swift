@@ -1,4 +1,5 @@
 import CToxcore
+import CarrierWire
 import Foundation
 
 /// The node's identity (address, nospam, keys, signatures) and what it says
@@ -88,7 +89,7 @@ extension Carrier {
         try ensureAlive()
         try info.validate()
         let name = Array(info.name.utf8)
-        let packet = WirePacket.userInfo(info).encode()
+        let packet = info.carrierPacket.encode()
         guard tox_self_set_name(tox, name, name.count, nil),
             tox_self_set_status_message(tox, packet, packet.count, nil)
         else { throw .tox(function: "tox_self_set_status_message", code: -1) }
@@ -139,7 +140,6 @@ extension Carrier {
         let length = tox_self_get_status_message_size(tox)
         var bytes = [UInt8](repeating: 0, count: length)
         tox_self_get_status_message(tox, &bytes)
-        if case .userInfo(let info)? = try? WirePacket.decode(bytes) { return info }
-        return UserInfo()
+        return UserInfo(statusMessage: bytes) ?? UserInfo()
     }
 }

@@ -1,3 +1,5 @@
+import CarrierWire
+
 extension Carrier {
     struct InviteKey: Hashable {
         var peer: UserId
@@ -7,8 +9,8 @@ extension Carrier {
     struct PendingInvite {
         var deliver: @Sendable (InviteReply) -> Void
         var deadline: ContinuousClock.Instant
-        /// The request as sent, to send again until a reply comes.
-        var packets: [WirePacket]
+        /// The request as sent, to send again until a reply comes (to a friend that takes repeats).
+        var packets: [CarrierPacket]
         var nextSend: ContinuousClock.Instant
         var interval: Duration
     }
@@ -16,7 +18,7 @@ extension Carrier {
     /// A reply we sent, kept to send again if the request comes again (its
     /// reply was lost); the app sees each invite once.
     struct RepliedInvite {
-        var packets: [WirePacket]
+        var packets: [CarrierPacket]
         var expires: ContinuousClock.Instant
     }
 
@@ -27,6 +29,8 @@ extension Carrier {
     /// its mappings, a friend whose network dropped) loses them with it, and
     /// toxcore may call it live for seconds after: the invite layer is what
     /// knows an answer is missing. The receiver drops repeats (`repliedInvites`).
+    /// Only to a friend that said it takes repeats (`ExtraPacket.Features`):
+    /// a Carrier peer would take each as a new invite.
     static let inviteResendInterval: Duration = .seconds(4)
     static let maxInviteResendInterval: Duration = .seconds(16)
     /// Replies kept for repeats, at most.
@@ -61,10 +65,12 @@ extension Carrier {
         }
         try ensureAlive()
         guard friends[friend]?.connected == true else { throw .friendOffline(friend.description) }
-        let transferId = UInt64.random(in: 1...UInt64.max)
-        let packets = WirePacket.Fragment.split(data, ext: ext, transferId: transferId).map {
-            WirePacket.inviteRequest($0)
+        let tid = Self.newTransferId()
+        let packets: [CarrierPacket]
+        do { packets = try CarrierFragmenter.invite(data, ext: ext, bundle: nil, tid: tid) } catch {
+            throw .invalidArgument(error.description)
         }
+        let transferId = UInt64(bitPattern: tid)
         try enqueue(packets, to: number, friend: friend)
         let deadline = clock.now + (timeout ?? options.inviteTimeout)
         pendingInvites[InviteKey(peer: friend, transferId: transferId)] = PendingInvite(
@@ -81,7 +87,7 @@ extension Carrier {
     func resendInvites(to friend: UserId? = nil, now: ContinuousClock.Instant, onlyDue: Bool) {
         for (key, pending) in pendingInvites where friend == nil || key.peer == friend {
             guard !onlyDue || now >= pending.nextSend, friends[key.peer]?.connected == true,
-                let number = try? friendNumber(key.peer)
+                friends[key.peer]?.extras.contains(.inviteResend) == true, let number = try? friendNumber(key.peer)
             else { continue }
             do {
                 try enqueue(pending.packets, to: number, friend: key.peer)
@@ -105,19 +111,18 @@ extension Carrier {
         guard incomingInvites[key] != nil else { throw .noSuchInvite }
         let number = try friendNumber(invite.from)
         guard data.count <= Self.maxInviteSize else { throw .tooLong("a reply is at most \(Self.maxInviteSize) bytes") }
-        guard (reason?.utf8.count ?? 0) <= WirePacket.maxReasonLength else {
-            throw .tooLong("a reason is at most \(WirePacket.maxReasonLength) bytes")
+        guard status != 0 || !data.isEmpty else {
+            throw .invalidArgument("a reply that accepts carries 1 to \(Self.maxInviteSize) bytes (Carrier's rule)")
         }
-        let packets: [WirePacket]
-        if status == 0 {
-            packets = WirePacket.Fragment.split(data, ext: invite.extensionName, transferId: invite.id).map {
-                .inviteResponse($0, status: 0, reason: nil)
-            }
-        } else {
-            let empty = WirePacket.Fragment(
-                ext: invite.extensionName, transferId: invite.id, offset: 0, total: 0, data: [])
-            packets = [.inviteResponse(empty, status: status, reason: reason)]
+        guard (reason?.utf8.count ?? 0) <= CarrierLimits.maxReason else {
+            throw .tooLong("a reason is at most \(CarrierLimits.maxReason) bytes")
         }
+        let packets: [CarrierPacket]
+        do {
+            packets = try CarrierFragmenter.reply(
+                status: status, reason: reason, data: data, ext: invite.extensionName, bundle: nil,
+                tid: Int64(bitPattern: invite.id))
+        } catch { throw .invalidArgument(error.description) }
         try enqueue(packets, to: number, friend: invite.from)
         incomingInvites[key] = nil
         if repliedInvites.count >= Self.maxRepliedInvites,
@@ -128,9 +133,17 @@ extension Carrier {
         repliedInvites[key] = RepliedInvite(packets: packets, expires: clock.now + options.inviteTimeout)
     }
 
-    func enqueue(_ packets: [WirePacket], to number: UInt32, friend: UserId) throws(CarrierError) {
+    func enqueue(_ packets: [CarrierPacket], to number: UInt32, friend: UserId) throws(CarrierError) {
+        try enqueue(packets.map { OutgoingQueue.Packet($0) }, to: number, friend: friend)
+    }
+
+    /// Queues one of our extras, ahead of message pieces as invites are.
+    func enqueue(extra packet: ExtraPacket, to number: UInt32, friend: UserId) throws(CarrierError) {
+        try enqueue([OutgoingQueue.Packet(packet)], to: number, friend: friend)
+    }
+
+    private func enqueue(_ encoded: [OutgoingQueue.Packet], to number: UInt32, friend: UserId) throws(CarrierError) {
         var queue = outgoing[number] ?? OutgoingQueue()
-        let encoded = packets.map { OutgoingQueue.Packet($0) }
         guard queue.hasRoom(for: encoded.reduce(0) { $0 + $1.bytes.count }) else {
             throw .queueFull(friend.description)
         }
@@ -140,15 +153,16 @@ extension Carrier {
         noteActivity()
     }
 
-    func handleInviteFragment(_ fragment: WirePacket.Fragment, from friend: UserId) {
-        switch inviteAssembler.add(fragment, from: friend, now: clock.now) {
-        case .incomplete, .discarded: return
-        case .rejected(let error):
+    /// A piece of an invite; the whole goes to the app once, to its extension's stream.
+    func handleInviteFragment(_ fragment: CarrierPacket.Fragment, from friend: UserId) {
+        switch reassembler.take(fragment, kind: .invite, from: friend, now: clock.now) {
+        case .pending: return
+        case .dropped(let why):
             counters.rejectedFragments += 1
-            drop(from: friend, "invite fragment rejected: \(error)")
-        case .complete(let data):
-            let key = InviteKey(peer: friend, transferId: fragment.transferId)
-            if lostInvitesForTests.remove(data) != nil { return }
+            drop(from: friend, "invite fragment dropped: \(why)")
+        case .whole(let whole):
+            let key = InviteKey(peer: friend, transferId: UInt64(bitPattern: whole.tid))
+            if lostInvitesForTests.remove(whole.data) != nil { return }
             // The sender did not hear our reply (or not yet): the app has this invite already.
             if incomingInvites[key] != nil {
                 counters.repeatedInvites += 1
@@ -159,9 +173,10 @@ extension Carrier {
                 try? enqueue(replied.packets, to: number, friend: friend)  // a full queue: the sender asks again
                 return
             }
-            let invite = IncomingInvite(from: friend, extensionName: fragment.ext, id: fragment.transferId, data: data)
+            let invite = IncomingInvite(
+                from: friend, extensionName: whole.ext, id: key.transferId, data: whole.data, bundle: whole.bundle)
             incomingInvites[key] = clock.now + options.inviteTimeout
-            guard let ext = fragment.ext else { return emit(.inviteRequest(invite)) }
+            guard let ext = whole.ext else { return emit(.inviteRequest(invite)) }
             guard let extensionHub = extensionHubs[ext] else {
                 counters.unknownExtension += 1
                 drop(from: friend, "invite for unregistered extension \(ext)")
@@ -173,23 +188,23 @@ extension Carrier {
         }
     }
 
-    func handleInviteResponse(_ fragment: WirePacket.Fragment, status: Int32, reason: String?, from friend: UserId) {
-        let key = InviteKey(peer: friend, transferId: fragment.transferId)
+    /// A piece of a reply: a refusal is one packet, an acceptance may come in pieces.
+    func handleInviteResponse(_ fragment: CarrierPacket.Fragment, status: Int32, reason: String?, from friend: UserId)
+    {
+        let key = InviteKey(peer: friend, transferId: UInt64(bitPattern: fragment.tid))
         guard pendingInvites[key] != nil else {
             counters.malformedPackets += 1
             return drop(from: friend, "reply to an unknown or expired invite")
         }
-        if status != 0 || fragment.total == 0 {
-            return resolveInvite(key, InviteReply(status: status, reason: reason))
-        }
-        switch replyAssembler.add(fragment, from: friend, now: clock.now) {
-        case .incomplete, .discarded: return
-        case .rejected(let error):
+        if status != 0 { return resolveInvite(key, InviteReply(status: status, reason: reason)) }
+        switch reassembler.take(fragment, kind: .reply, from: friend, now: clock.now) {
+        case .pending: return
+        case .dropped(let why):
             counters.rejectedFragments += 1
-            drop(from: friend, "invite reply fragment rejected: \(error)")
-        case .complete(let data):
-            if lostInvitesForTests.remove(data) != nil { return }
-            resolveInvite(key, InviteReply(status: 0, data: data))
+            drop(from: friend, "invite reply fragment dropped: \(why)")
+        case .whole(let whole):
+            if lostInvitesForTests.remove(whole.data) != nil { return }
+            resolveInvite(key, InviteReply(status: 0, data: whole.data, bundle: whole.bundle))
         }
     }
 
@@ -201,9 +216,9 @@ extension Carrier {
     /// `userId:name` arrive on the returned stream instead of `events()`.
     /// Registering again replaces the previous stream.
     public func registerExtension(_ name: String) throws(CarrierError) -> AsyncStream<CarrierEvent> {
-        guard !name.isEmpty, name.utf8.count <= WirePacket.maxExtensionNameLength, !name.contains(":") else {
+        guard !name.isEmpty, name.utf8.count <= CarrierLimits.maxExtensionName, !name.contains(":") else {
             throw .invalidArgument(
-                "extension name \"\(name)\" must be 1 to \(WirePacket.maxExtensionNameLength) bytes without ':'")
+                "extension name \"\(name)\" must be 1 to \(CarrierLimits.maxExtensionName) bytes without ':'")
         }
         if var previous = extensionHubs.removeValue(forKey: name) { previous.finish() }
         var extensionHub = EventHub<CarrierEvent>()

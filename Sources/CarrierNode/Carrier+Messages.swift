@@ -1,8 +1,10 @@
+import CarrierWire
 import Foundation
 
 extension Carrier {
-    /// A sent message awaiting the friend's receipt packet, which its node
-    /// sends once the whole message reached its application (or was refused).
+    /// A sent message awaiting its receipt: toxcore's read receipt for the
+    /// piece that carries it (the last), sent by the friend's toxcore when
+    /// it has the piece, as in Carrier (wire notes §2.3).
     struct PendingReceipt {
         var to: UserId
         /// Set once the last piece is with toxcore: no receipt by then is an error.
@@ -36,15 +38,11 @@ extension Carrier {
         }
         var queue = outgoing[number] ?? OutgoingQueue()
         guard queue.hasRoom(for: data.count) else { throw .queueFull(friend.description) }
-        if data.count <= WirePacket.fragmentDataSize {
-            queue.append(.init(.message(ext: ext, data: data, messageId: id), receipt: id))
-        } else {
-            let transferId = UInt64.random(in: 1...UInt64.max)
-            let pieces = WirePacket.Fragment.split(data, ext: ext, transferId: transferId, messageId: id)
-            for (index, piece) in pieces.enumerated() {
-                queue.append(.init(.bulk(piece), receipt: index == pieces.count - 1 ? id : nil))
-            }
+        let pieces: [CarrierFragmenter.Piece]
+        do { pieces = try CarrierFragmenter.message(data, ext: ext, tid: Self.newTransferId()) } catch {
+            throw .invalidArgument(error.description)
         }
+        for piece in pieces { queue.append(.init(piece.packet, receipt: piece.carriesReceipt ? id : nil)) }
         outgoing[number] = queue
         receipts[id] = PendingReceipt(
             to: friend, sentAt: clock.now, payload: options.expressNodes.isEmpty ? nil : (ext, data))
@@ -52,6 +50,17 @@ extension Carrier {
         flushOutgoing()
         noteActivity()
         return id
+    }
+
+    /// A transfer id for fragments: Carrier's `time + rand` gives ids that
+    /// repeat across restarts; a random non-zero one does not (0 is "unset").
+    static func newTransferId() -> Int64 { Int64.random(in: 1...Int64.max) }
+
+    /// toxcore's receipt for a friend message: if it carried a message's
+    /// receipt, the message is delivered.
+    func handleReadReceipt(friend number: UInt32, toxMessageId: UInt32) {
+        guard let id = toxReceipts[number]?.removeValue(forKey: toxMessageId) else { return }
+        finishReceipt(id, .delivered)
     }
 
     /// The next message id (1 to UInt32.max, then around again).
@@ -99,17 +108,6 @@ extension Carrier {
         counters.messagesReceived += 1
         extensionHub.send(event)
         return nil
-    }
-
-    /// Tells the sender its message arrived (or why not), if it asked.
-    func sendReceipt(_ messageId: UInt32?, to friend: UserId, refusal: String?) {
-        guard let messageId, let number = friends[friend]?.number else { return }
-        let packet = WirePacket.receipt(
-            messageId: messageId, status: refusal == nil ? 0 : 1,
-            reason: refusal.map { String($0.utf8.prefix(WirePacket.maxReasonLength)) ?? "refused" })
-        do { try enqueue([packet], to: number, friend: friend) } catch {
-            Self.log.warning("the receipt for message \(messageId) to \(friend) did not go out: \(error)")
-        }
     }
 
     func expireReceipts(now: ContinuousClock.Instant) {

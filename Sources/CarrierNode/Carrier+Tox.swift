@@ -1,5 +1,6 @@
 import CShimToxcore
 import CToxcore
+import CarrierWire
 
 extension Carrier {
     /// Creates the toxcore instance from the options and the saved state.
@@ -104,11 +105,9 @@ extension Carrier {
         guard tox_friend_get_public_key(tox, number, &key, nil), let id = UserId(publicKey: key) else { return nil }
         var state = FriendState(number: number)
         let length = tox_friend_get_status_message_size(tox, number, nil)
-        if length > 0, length <= WirePacket.maxUserInfoSize {
+        if length > 0, length <= CarrierLimits.maxUserInfoPacket {
             var bytes = [UInt8](repeating: 0, count: length)
-            if tox_friend_get_status_message(tox, number, &bytes, nil),
-                case .userInfo(let info)? = try? WirePacket.decode(bytes)
-            {
+            if tox_friend_get_status_message(tox, number, &bytes, nil), let info = UserInfo(statusMessage: bytes) {
                 state.info = info
             }
         }
@@ -116,29 +115,63 @@ extension Carrier {
     }
 
     /// Hands queued packets to toxcore until its congestion window is full.
-    /// Lossless custom packets (not friend messages) are used because toxcore
-    /// paces them: a burst of messages overflows the receiver and collapses.
+    /// Carrier packets go as friend messages (one packet each, as Carrier
+    /// sends them), our extras as lossless custom packets; both ride
+    /// net_crypto's one ordered lossless stream and its congestion window,
+    /// which refuses a packet with `SENDQ` when full: the rest waits here.
     func flushOutgoing() {
         guard !killed else { return }
         for number in Array(outgoing.keys) {
             guard var queue = outgoing.removeValue(forKey: number) else { continue }
             defer { if !queue.isEmpty { outgoing[number] = queue } }
             while let packet = queue.first {
-                var error = TOX_ERR_FRIEND_CUSTOM_PACKET_OK
-                let sent = packet.bytes.withUnsafeBufferPointer { buffer in
-                    tox_friend_send_lossless_packet(tox, number, buffer.baseAddress, buffer.count, &error)
-                }
-                if error == TOX_ERR_FRIEND_CUSTOM_PACKET_SENDQ { break }
-                guard sent else {
-                    let reason =
-                        error == TOX_ERR_FRIEND_CUSTOM_PACKET_FRIEND_NOT_CONNECTED
-                        ? "the friend went offline" : "toxcore refused the packet (error \(error.rawValue))"
+                let outcome = send(packet, to: number)
+                if case .full = outcome { break }
+                if case .refused(let reason) = outcome {
                     for id in queue.removeAll() { finishReceipt(id, .error(reason)) }
                     break
                 }
                 queue.removeFirst()
-                if let receipt = packet.receipt { receipts[receipt]?.deadline = clock.now + options.receiptTimeout }
+                if let receipt = packet.receipt {
+                    receipts[receipt]?.deadline = clock.now + options.receiptTimeout
+                    if case .sent(let toxId?) = outcome { toxReceipts[number, default: [:]][toxId] = receipt }
+                }
             }
+        }
+    }
+
+    private enum SendOutcome {
+        /// Sent; a friend message has toxcore's message id (its read receipt's).
+        case sent(UInt32?)
+        case full
+        case refused(String)
+    }
+
+    private func send(_ packet: OutgoingQueue.Packet, to number: UInt32) -> SendOutcome {
+        switch packet.route {
+        case .friendMessage:
+            var error = TOX_ERR_FRIEND_SEND_MESSAGE_OK
+            let toxId = packet.bytes.withUnsafeBufferPointer { buffer in
+                tox_friend_send_message(tox, number, TOX_MESSAGE_TYPE_NORMAL, buffer.baseAddress, buffer.count, &error)
+            }
+            switch error {
+            case TOX_ERR_FRIEND_SEND_MESSAGE_OK: return .sent(toxId)
+            case TOX_ERR_FRIEND_SEND_MESSAGE_SENDQ: return .full
+            case TOX_ERR_FRIEND_SEND_MESSAGE_FRIEND_NOT_CONNECTED: return .refused("the friend went offline")
+            default: return .refused("toxcore refused the message (error \(error.rawValue))")
+            }
+        case .customPacket:
+            var error = TOX_ERR_FRIEND_CUSTOM_PACKET_OK
+            let sent = packet.bytes.withUnsafeBufferPointer { buffer in
+                tox_friend_send_lossless_packet(tox, number, buffer.baseAddress, buffer.count, &error)
+            }
+            if error == TOX_ERR_FRIEND_CUSTOM_PACKET_SENDQ { return .full }
+            guard sent else {
+                return .refused(
+                    error == TOX_ERR_FRIEND_CUSTOM_PACKET_FRIEND_NOT_CONNECTED
+                        ? "the friend went offline" : "toxcore refused the packet (error \(error.rawValue))")
+            }
+            return .sent(nil)
         }
     }
 }

@@ -1,5 +1,6 @@
 import AsyncExtras
 import CToxcore
+import CarrierWire
 import CarrierLog
 import Foundation
 
@@ -86,11 +87,13 @@ public actor Carrier {
     var receiptWaiters: [MessageId: CheckedContinuation<ReceiptState, Never>] = [:]
     var finishedReceipts: [MessageId: ReceiptState] = [:]
     var finishedOrder: [MessageId] = []
-    var bulkAssembler: FragmentAssembler<UserId>
+    /// Our message ids by friend and toxcore's message id of the piece that
+    /// carries the receipt (toxcore's read receipt is Carrier's receipt).
+    var toxReceipts: [UInt32: [UInt32: MessageId]] = [:]
+    /// Bulk messages, invites and replies coming in, in pieces.
+    var reassembler: CarrierReassembler<UserId>
 
     // Invites (Carrier+Invites.swift)
-    var inviteAssembler: FragmentAssembler<UserId>
-    var replyAssembler: FragmentAssembler<UserId>
     var pendingInvites: [InviteKey: PendingInvite] = [:]
     var incomingInvites: [InviteKey: ContinuousClock.Instant] = [:]
     var repliedInvites: [InviteKey: RepliedInvite] = [:]
@@ -118,6 +121,9 @@ public actor Carrier {
         var connected: Bool { link != nil }
         var presence = Presence.none
         var info = UserInfo()
+        /// What it said it speaks beyond Carrier (`ExtraPacket.hello`) on
+        /// this link; empty for a Carrier peer, and until it says.
+        var extras: ExtraPacket.Features = []
     }
 
     struct StateWaiter {
@@ -180,11 +186,7 @@ public actor Carrier {
         recovery = OfflineRecovery(startedAt: clock.now, restarts: options.restartsWhenOffline)
         linkRefresh = FriendLinkRefresh(after: options.friendLinkRefreshAfter)
         isolation = IsolationCheck(silence: options.aloneAfter)
-        let limits = FragmentAssembler<UserId>.Limits(maxTotal: Self.maxInviteSize, timeout: options.fragmentTimeout)
-        bulkAssembler = FragmentAssembler(
-            limits: .init(maxTotal: Self.maxMessageSize, timeout: options.fragmentTimeout))
-        inviteAssembler = FragmentAssembler(limits: limits)
-        replyAssembler = FragmentAssembler(limits: limits)
+        reassembler = CarrierReassembler(timeout: options.fragmentTimeout)
         offlineInbox = OfflineInbox(dataDirectory: options.dataDirectory)
         ToxEventBuffer.install(on: tox)
         var labels: [UserId: String] = [:]
@@ -309,8 +311,7 @@ public actor Carrier {
     }
 
     private var isBusy: Bool {
-        !outgoing.isEmpty || !receipts.isEmpty || !bulkAssembler.isEmpty || !inviteAssembler.isEmpty
-            || !replyAssembler.isEmpty || hasFileTraffic
+        !outgoing.isEmpty || !receipts.isEmpty || reassembler.openTransfers > 0 || hasFileTraffic
     }
 
     /// Wakes the loop so queued work goes out now rather than after the idle sleep.

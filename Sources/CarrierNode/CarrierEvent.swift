@@ -80,10 +80,12 @@ public struct IncomingInvite: Sendable, Equatable {
     public var from: UserId
     /// The extension it was sent to (nil: the plain invite channel).
     public var extensionName: String?
-    /// The invite's id, for the reply.
+    /// The invite's id, for the reply (Carrier's `tid`).
     public var id: UInt64
     /// What it carries (up to 8 KB).
     public var data: [UInt8]
+    /// Carrier's routing bundle, if the sender set one (at most 511 bytes).
+    public var bundle: String? = nil
 }
 
 /// The answer to an invite: a status (0: fine), a reason and data.
@@ -94,12 +96,15 @@ public struct InviteReply: Equatable, Sendable {
     public var reason: String?
     /// What the reply carries.
     public var data: [UInt8]
+    /// Carrier's routing bundle, if the replier set one.
+    public var bundle: String?
 
     /// A reply.
-    public init(status: Int32, reason: String? = nil, data: [UInt8] = []) {
+    public init(status: Int32, reason: String? = nil, data: [UInt8] = [], bundle: String? = nil) {
         self.status = status
         self.reason = reason
         self.data = data
+        self.bundle = bundle
     }
 
     /// Carrier's status for an invite with no reply in time (CARRIER_STATUS_TIMEOUT).

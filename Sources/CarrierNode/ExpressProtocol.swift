@@ -226,7 +226,7 @@ public struct SealedMessage: Equatable, Sendable {
         else { return nil }
         // Absent is nil; present but malformed refuses the whole message.
         let ext: String?
-        do { ext = try WirePacket.extensionName(reader) } catch { return nil }
+        do { ext = try ExtraPacket.extensionName(reader) } catch { return nil }
         let data = plain[(2 + headerSize)...]
         let nospam: UInt32? = try? reader.integer(.nospam)
         return SealedMessage(

@@ -17,8 +17,8 @@ struct FriendFileTransfers {
         case emit(FileTransferEvent)
         /// `tox_file_control` on a slot.
         case control(FileSlot, FileControl)
-        /// Tell the sender how its file ended (`WirePacket.fileResult`), before any cancel that follows.
-        case verdict(FileTransferKey, WirePacket.FileVerdict, reason: String?)
+        /// Tell the sender how its file ended (`ExtraPacket.fileResult`), before any cancel that follows.
+        case verdict(FileTransferKey, ExtraPacket.FileVerdict, reason: String?)
         /// Check the received file's size and SHA-256 off the actor, then call `verified`.
         case verify(FileTransferKey, PartialFile)
         /// Close a sent file's descriptor.
@@ -210,7 +210,7 @@ struct FriendFileTransfers {
         guard let file = outgoing[key] else { return [] }
         if let slot = file.slot { slots[slot] = nil }
         outgoing[key]?.slot = nil
-        switch WirePacket.FileVerdict(rawValue: status) {
+        switch ExtraPacket.FileVerdict(rawValue: status) {
         case .completed?:
             // The verdict can overtake toxcore's own "all sent": the last progress is the whole file.
             let last: [FileEffect] =

@@ -1,15 +1,18 @@
+import CarrierWire
+
 /// What the package's fuzzer (`Sources/FuzzTargets`) feeds to the node's
 /// parsers of bytes from the network. `package`: not part of the public API.
 package enum NodeFuzzEntry {
-    /// One node packet, as a friend's lossless packet, friend request or status message brings it.
+    /// One of our extra packets, as a friend's lossless packet brings it
+    /// (Carrier packets: the `carrier-packet` target).
     package static func packet(_ bytes: [UInt8]) {
-        _ = try? WirePacket.decode(bytes)
+        _ = try? ExtraPacket.decode(bytes)
     }
 
-    /// A run of packets from one friend through the fragment reassembly of bulk
-    /// messages and invites (with its 5 MB and 8 KB limits).
+    /// A run of Carrier packets from four friends through the node's fragment
+    /// reassembly of bulk messages, invites and replies.
     package static func reassembly(_ bytes: [UInt8]) {
-        var assembler = FragmentAssembler<Int>(limits: .init(maxTotal: 64 * 1024, timeout: .seconds(60)))
+        var assembler = CarrierReassembler<Int>(maxBufferedBytes: 1 << 20)
         let start = ContinuousClock.now
         var index = 0
         var step = 0
@@ -18,8 +21,15 @@ package enum NodeFuzzEntry {
             let length = Int(bytes[index]) << 8 | Int(bytes[index + 1])
             index += 2
             let end = min(bytes.count, index + length)
-            if case .bulk(let fragment)? = try? WirePacket.decode(bytes[index..<end]) {
-                _ = assembler.add(fragment, from: Int(bytes[index] & 3), now: start + .seconds(step))
+            let sender = index < end ? Int(bytes[index] & 3) : 0
+            switch try? CarrierPacket.decode(Array(bytes[index..<end])) {
+            case .bulk(let fragment)?:
+                _ = assembler.take(fragment, kind: .bulk, from: sender, now: start + .seconds(step))
+            case .inviteRequest(let fragment)?:
+                _ = assembler.take(fragment, kind: .invite, from: sender, now: start + .seconds(step))
+            case .inviteResponse(let fragment, _, _)?:
+                _ = assembler.take(fragment, kind: .reply, from: sender, now: start + .seconds(step))
+            default: break
             }
             index = end
             step += 1

@@ -1,3 +1,5 @@
+import CarrierWire
+
 /// Packets waiting for room in toxcore's send window, per friend. toxcore
 /// refuses a packet when its congestion window is full (`SENDQ`); the node
 /// keeps the rest here and retries every loop iteration. Bounded in bytes.
@@ -7,14 +9,25 @@
 /// receiver reassembles transfers independently.
 struct OutgoingQueue {
     struct Packet {
-        /// The lossless packet: id byte, then the encoded node packet.
+        /// A Carrier packet goes as a toxcore friend message; our extras
+        /// as a lossless custom packet (`ExtraPacket`).
+        enum Route { case friendMessage, customPacket }
+
+        var route: Route
+        /// The friend message, or the lossless packet: id byte, then the extra packet.
         var bytes: [UInt8]
-        /// Set on the last packet of a message: once it is sent, the receipt's deadline starts.
+        /// Set on the last piece of a message: toxcore's read receipt for it is the message's.
         var receipt: MessageId?
 
-        init(_ packet: WirePacket, receipt: MessageId? = nil) {
-            bytes = [ToxEventBuffer.packetId] + packet.encode()
+        init(_ packet: CarrierPacket, receipt: MessageId? = nil) {
+            route = .friendMessage
+            bytes = packet.encode()
             self.receipt = receipt
+        }
+
+        init(_ packet: ExtraPacket) {
+            route = .customPacket
+            bytes = [ToxEventBuffer.packetId] + packet.encode()
         }
     }
 

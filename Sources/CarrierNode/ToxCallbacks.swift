@@ -9,8 +9,12 @@ import FileSafety
 enum ToxEvent {
     case selfConnection(connected: Bool)
     case friendRequest(publicKey: [UInt8], payload: [UInt8])
-    /// A lossless custom packet, without its id byte.
+    /// A lossless custom packet (our extras), without its id byte.
     case friendPacket(friend: UInt32, data: [UInt8])
+    /// A friend message (`TOX_MESSAGE_TYPE_NORMAL`): one Carrier packet.
+    case friendMessage(friend: UInt32, data: [UInt8])
+    /// toxcore's receipt for a friend message we sent: the friend's node has it.
+    case friendReadReceipt(friend: UInt32, messageId: UInt32)
     case friendConnection(friend: UInt32, link: FriendLink?)
     case friendStatus(friend: UInt32, Presence)
     case friendStatusMessage(friend: UInt32, [UInt8])
@@ -115,6 +119,14 @@ final class ToxEventBuffer {
         tox_callback_friend_lossless_packet(tox) { _, friend, data, length, user in
             guard let data, length > 1, data[0] == ToxEventBuffer.packetId else { return }
             ToxEventBuffer.append(user, .friendPacket(friend: friend, data: ToxEventBuffer.copy(data + 1, length - 1)))
+        }
+        tox_callback_friend_message(tox) { _, friend, type, data, length, user in
+            // Carrier sends only NORMAL messages and ignores ACTION ones (wire notes §1.3).
+            guard type == TOX_MESSAGE_TYPE_NORMAL, let data, length > 0 else { return }
+            ToxEventBuffer.append(user, .friendMessage(friend: friend, data: ToxEventBuffer.copy(data, length)))
+        }
+        tox_callback_friend_read_receipt(tox) { _, friend, messageId, user in
+            ToxEventBuffer.append(user, .friendReadReceipt(friend: friend, messageId: messageId))
         }
         tox_callback_friend_connection_status(tox) { _, friend, status, user in
             let link: FriendLink? =

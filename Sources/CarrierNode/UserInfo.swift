@@ -1,3 +1,5 @@
+import CarrierWire
+
 /// What a node tells its friends about itself: the profile, the client it
 /// runs and the profile extension, as in the reference SDK's CarrierUserInfo,
 /// CarrierClientInfo and CarrierProfileExt. It travels in the toxcore status
@@ -96,43 +98,9 @@ public struct UserInfo: Equatable, Sendable, Codable {
         for (field, value, limit) in checks where value.utf8.count > limit {
             throw .tooLong("\(field) is \(value.utf8.count) bytes, at most \(limit)")
         }
-        let size = WirePacket.userInfo(self).encode().count
-        guard size <= WirePacket.maxUserInfoSize else {
-            throw .tooLong("user info encodes to \(size) bytes, at most \(WirePacket.maxUserInfoSize)")
+        let size = carrierPacket.encode().count
+        guard size <= CarrierLimits.maxUserInfoPacket else {
+            throw .tooLong("user info encodes to \(size) bytes, at most \(CarrierLimits.maxUserInfoPacket)")
         }
-    }
-
-    func write(into writer: inout WireWriter) {
-        for (tag, value) in stringFields where !value.isEmpty { writer.add(tag, string: value) }
-        if hasAvatar { writer.add(.hasAvatar, [1]) }
-        if client.protoVersion != 0 { writer.add(.protoVersion, integer: client.protoVersion) }
-    }
-
-    init(reader: WireReader) throws(PacketError) {
-        func text(_ tag: WireTag, _ max: Int) throws(PacketError) -> String { try reader.string(tag, max: max) ?? "" }
-        name = try text(.name, Limits.name)
-        description = try text(.description, Limits.description)
-        gender = try text(.gender, Limits.gender)
-        phone = try text(.phone, Limits.phone)
-        email = try text(.email, Limits.email)
-        region = try text(.region, Limits.region)
-        hasAvatar = reader.bytes(.hasAvatar)?.first == 1
-        client = ClientInfo(
-            protoVersion: try reader.integer(.protoVersion) ?? 0,
-            platform: try text(.platform, Limits.clientField),
-            osVersion: try text(.osVersion, Limits.clientField),
-            appVersion: try text(.appVersion, Limits.clientField))
-        profile = ProfileExtension(
-            avatarUrl: try text(.avatarUrl, Limits.profileField), url: try text(.url, Limits.profileField),
-            ens: try text(.ens, Limits.profileField), extra: try text(.extra, Limits.profileField))
-    }
-
-    private var stringFields: [(WireTag, String)] {
-        [
-            (.name, name), (.description, description), (.gender, gender), (.phone, phone), (.email, email),
-            (.region, region), (.platform, client.platform), (.osVersion, client.osVersion),
-            (.appVersion, client.appVersion), (.avatarUrl, profile.avatarUrl), (.url, profile.url),
-            (.ens, profile.ens), (.extra, profile.extra),
-        ]
     }
 }

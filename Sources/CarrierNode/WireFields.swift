@@ -1,4 +1,4 @@
-/// The field layer under every node packet: a type byte, then
+/// The field layer under our extra packets and Express's sealed headers: a type byte, then
 /// `tag(u8) length(u16 BE) value` fields. Unknown tags are skipped so newer
 /// peers can add fields; a repeated tag or a length past the end is an error.
 struct WireWriter {
@@ -53,6 +53,7 @@ enum WireTag: UInt8 {
     case nospam = 51
     case dhtKey = 60
     case port = 61
+    case features = 70
 }
 
 struct WireReader {

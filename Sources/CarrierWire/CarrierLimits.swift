@@ -36,6 +36,8 @@ public enum CarrierLimits {
     public static let maxRegion = 127
     /// The fork's client fields (platform, versions): ours, kept short.
     public static let maxClientField = 63
+    /// The fork's profile extension fields (avatar URL, URL, ENS name, extra).
+    public static let maxProfileField = 255
     /// A friend request's hello: what fits beside a name and a description in the payload.
     public static let maxHello = maxFriendRequestPayload
 }

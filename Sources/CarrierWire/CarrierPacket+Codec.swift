@@ -38,6 +38,10 @@ extension CarrierPacket {
             body.add(8, info.platform.map { .string($0) })
             body.add(9, info.osVersion.map { .string($0) })
             body.add(10, info.appVersion.map { .string($0) })
+            body.add(11, info.avatarUrl.map { .string($0) })
+            body.add(12, info.url.map { .string($0) })
+            body.add(13, info.ens.map { .string($0) })
+            body.add(14, info.extra.map { .string($0) })
         case .friendRequest(let request):
             body.add(0, request.name.map { .string($0) })
             body.add(1, request.description.map { .string($0) })
@@ -123,7 +127,11 @@ extension CarrierPacket {
                     protoVersion: try reader.u32(7, of: body) ?? 0,
                     platform: try text(8, CarrierLimits.maxClientField, "a platform"),
                     osVersion: try text(9, CarrierLimits.maxClientField, "an OS version"),
-                    appVersion: try text(10, CarrierLimits.maxClientField, "an app version")))
+                    appVersion: try text(10, CarrierLimits.maxClientField, "an app version"),
+                    avatarUrl: try text(11, CarrierLimits.maxProfileField, "an avatar URL"),
+                    url: try text(12, CarrierLimits.maxProfileField, "a URL"),
+                    ens: try text(13, CarrierLimits.maxProfileField, "an ENS name"),
+                    extra: try text(14, CarrierLimits.maxProfileField, "a profile's extra")))
         case .friendRequest:
             return .friendRequest(
                 FriendRequest(

@@ -45,12 +45,21 @@ public enum CarrierPacket: Equatable, Sendable {
         public var osVersion: String?
         /// … and the application's.
         public var appVersion: String?
+        /// The fork's profile extension (`proto_version` 2): where the avatar is, …
+        public var avatarUrl: String?
+        /// … a home page, …
+        public var url: String?
+        /// … an ENS name, …
+        public var ens: String?
+        /// … and anything else the application puts there.
+        public var extra: String?
 
         /// A profile; every field may be left at its default.
         public init(
             hasAvatar: Bool = false, name: String? = nil, description: String = "", phone: String = "",
             gender: String = "", email: String = "", region: String = "", protoVersion: UInt32 = 0,
-            platform: String? = nil, osVersion: String? = nil, appVersion: String? = nil
+            platform: String? = nil, osVersion: String? = nil, appVersion: String? = nil, avatarUrl: String? = nil,
+            url: String? = nil, ens: String? = nil, extra: String? = nil
         ) {
             self.hasAvatar = hasAvatar
             self.name = name
@@ -63,6 +72,10 @@ public enum CarrierPacket: Equatable, Sendable {
             self.platform = platform
             self.osVersion = osVersion
             self.appVersion = appVersion
+            self.avatarUrl = avatarUrl
+            self.url = url
+            self.ens = ens
+            self.extra = extra
         }
     }
 

@@ -55,14 +55,23 @@ public struct CarrierReassembler<Sender: Hashable & Sendable>: Sendable {
     public let maxPerSender: Int
     /// (See `maxPerSender`.)
     public let maxTransfers: Int
+    /// What the open transfers' wholes may claim together: a whole is
+    /// counted from its first fragment, so a sender cannot claim 5 MiB a
+    /// transfer across many senders without bound.
+    public let maxBufferedBytes: Int
     /// A transfer with no fragment for this long is dropped.
     public let timeout: Duration
     private var transfers: [Key: Transfer] = [:]
+    private var claimed = 0
 
     /// A reassembler with these bounds (the reference's timeout is 60 s).
-    public init(maxPerSender: Int = 8, maxTransfers: Int = 256, timeout: Duration = .seconds(60)) {
+    public init(
+        maxPerSender: Int = 8, maxTransfers: Int = 256, maxBufferedBytes: Int = 64 << 20,
+        timeout: Duration = .seconds(60)
+    ) {
         self.maxPerSender = maxPerSender
         self.maxTransfers = maxTransfers
+        self.maxBufferedBytes = maxBufferedBytes
         self.timeout = timeout
     }
 
@@ -80,12 +89,12 @@ public struct CarrierReassembler<Sender: Hashable & Sendable>: Sendable {
         let unit = kind == .bulk ? CarrierLimits.maxMessage : CarrierLimits.inviteFragment
         let limit = kind == .bulk ? CarrierLimits.maxBulkMessage : CarrierLimits.maxInviteData
         guard (1...unit).contains(fragment.data.count) else {
-            transfers[key] = nil
+            remove(key)
             return .dropped("a fragment of \(fragment.data.count) bytes: 1 to \(unit)")
         }
         if fragment.totalSize != 0 {
             // A first fragment (again: the sender started over).
-            transfers[key] = nil
+            remove(key)
             let total = Int(fragment.totalSize)
             guard total <= limit else { return .dropped("a whole of \(total) bytes, at most \(limit)") }
             guard total > fragment.data.count else {
@@ -99,13 +108,17 @@ public struct CarrierReassembler<Sender: Hashable & Sendable>: Sendable {
             guard transfers.keys.filter({ $0.sender == sender }).count < maxPerSender else {
                 return .dropped("\(maxPerSender) transfers from this sender open already")
             }
+            guard claimed + total <= maxBufferedBytes else {
+                return .dropped("open transfers claim \(claimed) bytes; \(total) more is past \(maxBufferedBytes)")
+            }
+            claimed += total
             transfers[key] = Transfer(
                 ext: fragment.ext, bundle: fragment.bundle, total: total, data: fragment.data, last: now)
             return .pending
         }
         guard var transfer = transfers[key] else { return .dropped("a fragment whose first never came") }
         guard transfer.data.count + fragment.data.count <= transfer.total else {
-            transfers[key] = nil
+            remove(key)
             return .dropped("fragments past the whole of \(transfer.total) bytes")
         }
         transfer.data += fragment.data
@@ -114,7 +127,7 @@ public struct CarrierReassembler<Sender: Hashable & Sendable>: Sendable {
             transfers[key] = transfer
             return .pending
         }
-        transfers[key] = nil
+        remove(key)
         return .whole(
             Whole(
                 sender: sender, kind: kind, ext: transfer.ext, bundle: transfer.bundle, tid: fragment.tid,
@@ -124,13 +137,17 @@ public struct CarrierReassembler<Sender: Hashable & Sendable>: Sendable {
     /// Drops transfers with nothing new for `timeout`; returns how many.
     @discardableResult
     public mutating func expire(now: ContinuousClock.Instant) -> Int {
-        let before = transfers.count
-        transfers = transfers.filter { now - $0.value.last <= timeout }
-        return before - transfers.count
+        let stale = transfers.filter { now - $0.value.last > timeout }.keys
+        for key in stale { remove(key) }
+        return stale.count
     }
 
     /// Forgets a sender's transfers (it went offline, or is no friend any more).
     public mutating func forget(_ sender: Sender) {
-        transfers = transfers.filter { $0.key.sender != sender }
+        for key in transfers.keys where key.sender == sender { remove(key) }
+    }
+
+    private mutating func remove(_ key: Key) {
+        if let transfer = transfers.removeValue(forKey: key) { claimed -= transfer.total }
     }
 }

@@ -83,7 +83,7 @@ import Testing
         #expect(
             Self.words(files.chunkRequested(slot, position: 0, length: 0, now: at(0.3))) == ["progress 100000/100000"])
         #expect(files.statuses.first?.phase == .verifying)
-        let done = files.verdict(key, status: WirePacket.FileVerdict.completed.rawValue, reason: nil)
+        let done = files.verdict(key, status: ExtraPacket.FileVerdict.completed.rawValue, reason: nil)
         #expect(Self.words(done) == ["close 42", "completed 100000"])
         #expect(files.statuses.isEmpty && !files.hasTraffic)
     }
@@ -116,7 +116,7 @@ import Testing
     @Test func aVerdictThatOvertakesAllSentStillReportsTheWholeFile() {
         var files = offered()
         _ = files.control(slot, .resume)
-        let done = files.verdict(outgoingKey(), status: WirePacket.FileVerdict.completed.rawValue, reason: nil)
+        let done = files.verdict(outgoingKey(), status: ExtraPacket.FileVerdict.completed.rawValue, reason: nil)
         #expect(Self.words(done) == ["progress 100000/100000", "close 42", "completed 100000"])
     }
 
@@ -131,7 +131,7 @@ import Testing
         var files = offered()
         _ = files.chunkRequested(slot, position: 0, length: 0, now: at(1))
         #expect(files.control(slot, .cancel).isEmpty)  // toxcore's slot is gone already
-        let refused = files.verdict(outgoingKey(), status: WirePacket.FileVerdict.refused.rawValue, reason: "full")
+        let refused = files.verdict(outgoingKey(), status: ExtraPacket.FileVerdict.refused.rawValue, reason: "full")
         #expect(Self.words(refused) == ["close 42", "cancelled by peer full"])
     }
 

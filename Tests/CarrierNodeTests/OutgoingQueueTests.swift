@@ -1,3 +1,4 @@
+import CarrierWire
 import Testing
 
 @testable import CarrierNode
@@ -5,7 +6,7 @@ import Testing
 /// The per-friend send queue: control packets overtake queued message pieces.
 @Suite struct OutgoingQueueTests {
     static func bulk(_ byte: UInt8) -> OutgoingQueue.Packet {
-        .init(.bulk(.init(ext: nil, transferId: UInt64(byte), offset: 0, total: 1, data: [byte])))
+        .init(CarrierPacket.bulk(.init(tid: Int64(byte), totalSize: 1, data: [byte])))
     }
 
     @Test func controlPacketsGoAheadOfQueuedPiecesInTheirOwnOrder() {

@@ -132,4 +132,19 @@ import Testing
         #expect(oversized == .dropped("a fragment of 1025 bytes: 1 to 1024"))
         #expect(joiner.expire(now: start + .seconds(61)) == 2 && joiner.openTransfers == 0)
     }
+
+    /// Many senders together cannot make it hold more than its byte bound:
+    /// what a whole claims counts from its first fragment, and is freed with it.
+    @Test func theWholesClaimedAreBoundedInBytes() {
+        var joiner = CarrierReassembler<Int>(maxBufferedBytes: 10 << 20)
+        func first(_ sender: Int) -> CarrierReassembler<Int>.Outcome {
+            joiner.take(.init(tid: 1, totalSize: 5 << 20, data: [1]), kind: .bulk, from: sender, now: start)
+        }
+        #expect(first(1) == .pending && first(2) == .pending)
+        #expect(first(3) == .dropped("open transfers claim 10485760 bytes; 5242880 more is past 10485760"))
+        joiner.forget(1)
+        #expect(first(3) == .pending)
+        #expect(joiner.expire(now: start + .seconds(61)) == 2)
+        #expect(first(4) == .pending && first(5) == .pending)
+    }
 }

@@ -123,6 +123,11 @@ import Testing
         let packets: [CarrierPacket] =
             try Self.vectors("vectors").map { try CarrierPacket.decode($0.bytes) } + [
                 .userInfo(.init(name: "Bot", protoVersion: 2, platform: "linux")),
+                .userInfo(
+                    .init(
+                        name: "Bot", protoVersion: 2, platform: "linux", osVersion: "6.1", appVersion: "1.0",
+                        avatarUrl: "https://a.example/a.png", url: "https://a.example", ens: "bot.eth",
+                        extra: "{\"k\":1}")),
                 .bulk(.init(ext: "carrier", tid: -5, totalSize: 5 << 20, data: [1, 2, 3])),
                 .inviteResponse(.init(ext: "carrier", tid: Int64.max, bundle: "b"), status: -1, reason: "busy"),
             ]
@@ -153,6 +158,12 @@ import Testing
                 #expect(
                     fields["protoVersion"] as? Int == Int(info.protoVersion)
                         && fields["platform"] as? String == info.platform)
+                #expect(
+                    fields["osVersion"] as? String == info.osVersion
+                        && fields["appVersion"] as? String == info.appVersion)
+                #expect(
+                    fields["avatarUrl"] as? String == info.avatarUrl && fields["url"] as? String == info.url
+                        && fields["ens"] as? String == info.ens && fields["extra"] as? String == info.extra)
             case .friendRequest(let request):
                 #expect(fields["name"] as? String == request.name && fields["hello"] as? String == request.hello)
             case .message(let ext, let data):

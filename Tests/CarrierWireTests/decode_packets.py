@@ -53,7 +53,9 @@ def decode(raw):
         fields.update(avatar=table.Avatar(), name=text(table.Name()), descr=text(table.Descr()),
                       phone=text(table.Phone()), gender=text(table.Gender()), email=text(table.Email()),
                       region=text(table.Region()), protoVersion=table.ProtoVersion(),
-                      platform=text(table.Platform()))
+                      platform=text(table.Platform()), osVersion=text(table.OsVersion()),
+                      appVersion=text(table.AppVersion()), avatarUrl=text(table.AvatarUrl()),
+                      url=text(table.Url()), ens=text(table.Ens()), extra=text(table.Extra()))
     elif name == "friendreq":
         fields.update(name=text(table.Name()), descr=text(table.Descr()), hello=text(table.Hello()))
     elif name == "friendmsg":

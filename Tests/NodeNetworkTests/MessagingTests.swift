@@ -1,3 +1,4 @@
+import CarrierWire
 import Foundation
 import TestSupport
 import Testing
@@ -86,9 +87,8 @@ import Testing
         // Carol is not Bob's friend; she smuggles an invite packet into a friend request.
         let events = await net.bob.events()
         let before = await net.bob.stats().malformedPackets
-        let smuggled = WirePacket.inviteRequest(
-            .init(ext: "carrier", transferId: 1, offset: 0, total: 3, data: [1, 2, 3])
-        ).encode()
+        let smuggled = CarrierPacket.inviteRequest(.init(ext: "carrier", tid: 1, totalSize: 3, data: [1, 2, 3]))
+            .encode()
         try await net.carol.sendFriendRequest(address: await net.bob.address(), payload: smuggled)
         let carolId = net.carol.userId
         let reason = await events.first(within: .seconds(60)) { event -> String? in
