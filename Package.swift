@@ -160,7 +160,7 @@ let package = Package(
                 "CarrierNode", "ExpressServer", "RtcPeer", "RtcCodecs", "RtcMediaFiles", "RtcMedia",
                 "RtcFileTransfer", "RtcCalls", "CarrierSessions", "CarrierSignaling", "CarrierFiles", "CarrierLog",
                 "AsyncExtras",
-                "FileSafety",
+                "FileSafety", "CarrierWire",
                 "CShim",
             ],
             swiftSettings: strict),
@@ -255,7 +255,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "CarrierNode", "ExpressServer", "CarrierSignaling", "RtcCalls", "RtcPeer",
                 "RtcMediaFiles", "CarrierFiles", "CarrierSessions", "RtcFileTransfer", "FileSafety", "AsyncExtras",
-                "CShimToxcore",
+                "CShimToxcore", "CarrierWire",
             ],
             swiftSettings: strict),
         .testTarget(name: "AsyncExtrasTests", dependencies: ["AsyncExtras"], swiftSettings: strict),

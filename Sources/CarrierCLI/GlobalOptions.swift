@@ -9,7 +9,7 @@ import RtcPeer
 /// Options every command takes, before or after the command name.
 struct GlobalOptions {
     static let valued: Set<String> = ["--data", "--bootstrap", "--config", "--express", "--log-level"]
-    static let flags: Set<String> = ["--json", "--help", "--loopback", "--tcp-only", "--carrier-framing"]
+    static let flags: Set<String> = ["--json", "--help", "--loopback", "--tcp-only", "--stock-toxcore"]
     static let help = """
         Global options (before or after the command):
           --data DIR                 identity and state (default: $XDG_DATA_HOME/carrier or ~/.local/share/carrier)
@@ -21,9 +21,9 @@ struct GlobalOptions {
                                      "iceServers":[{"urls":…,"username":…,"credential":…}]}
           --loopback                 keep all traffic on 127.0.0.1 (no LAN discovery, no IPv6)
           --tcp-only                 disable UDP; reach the network through TCP relays
-          --carrier-framing          speak the Carrier network's framing under toxcore (the
-                                     magic on every datagram and relay frame): needed to
-                                     reach Carrier nodes, and then only nodes that have it
+          --stock-toxcore            stock toxcore framing, without the Carrier network's magic on
+                                     every datagram and relay frame: for a plain Tox network.
+                                     Such a node reaches no Carrier node, and none reaches it
           --json                     machine-readable output: one JSON object per line on stdout
           --log-level LEVEL          what the library logs to stderr: error, warning (default),
                                      info (drops, fallbacks) or debug
@@ -37,7 +37,7 @@ struct GlobalOptions {
     var udp = true
     var loopback = false
     /// The Carrier network's framing under toxcore (`CarrierOptions.carrierFraming`).
-    var carrierFraming = false
+    var carrierFraming = true
     /// The config file's STUN and TURN servers (`IceServerOptions` adds the command line's).
     var iceServers: [PeerConfiguration.IceServer] = []
     /// The config file's `limits` (options of the same meaning override them).
@@ -85,7 +85,7 @@ struct GlobalOptions {
         }
         if arguments.flag("--tcp-only") { udp = false }
         if arguments.flag("--loopback") { loopback = true }
-        if arguments.flag("--carrier-framing") { carrierFraming = true }
+        if arguments.flag("--stock-toxcore") { carrierFraming = false }
     }
 
     static func defaultDataDirectory() -> String {

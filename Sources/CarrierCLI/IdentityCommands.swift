@@ -1,4 +1,6 @@
 import CarrierNode
+import CarrierWire
+import FileSafety
 import Foundation
 
 struct IdCommand: Command {
@@ -7,6 +9,7 @@ struct IdCommand: Command {
     static let summary = "print this node's user id and address (creating the identity if needed)"
     static let help = """
         Usage: carrier id [--import-key-file FILE|-] [--export-key] [--nospam HEX]
+                          [--import-carrier-data FILE] [--export-carrier-data FILE]
 
         Prints the user id (base58 of the 32-byte public key, what friends know you by)
         and the address (what others pass to `carrier friend add`). Creates an identity
@@ -22,8 +25,18 @@ struct IdCommand: Command {
                              to back the identity up or move it: keep it secret
           --nospam HEX       set a new nospam (8 hex digits): the address changes, friend
                              requests to the old one stop arriving, friends stay
+          --import-carrier-data FILE
+                             create the identity from a Carrier app's carrier.data (its
+                             keys, friends, profile and friend labels), in a data
+                             directory that holds no identity yet
+          --export-carrier-data FILE
+                             write the identity as a Carrier app keeps it (carrier.data,
+                             mode 0600, never over an existing file): it holds the
+                             secret key
         """
-    static let valued: Set<String> = SecretOption.valued("--import-key").union(["--nospam"])
+    static let valued: Set<String> = SecretOption.valued("--import-key").union([
+        "--nospam", "--import-carrier-data", "--export-carrier-data",
+    ])
     static let flags: Set<String> = ["--export-key"]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
@@ -38,8 +51,12 @@ struct IdCommand: Command {
             }
             options.secretKey = key
         }
-        if options.secretKey != nil, global.daemon != nil {
-            throw UsageError("a daemon runs on \(global.dataDirectory) with its identity: stop it to import a key")
+        if let path = arguments.value("--import-carrier-data") {
+            guard options.secretKey == nil else { throw UsageError("import a key or a carrier.data, not both") }
+            options.carrierData = try readCarrierData(path)
+        }
+        if options.secretKey != nil || options.carrierData != nil, global.daemon != nil {
+            throw UsageError("a daemon runs on \(global.dataDirectory) with its identity: stop it to import one")
         }
         return try await global.withNode(options) { node in
             try await describe(node, arguments, global.output)
@@ -63,8 +80,40 @@ struct IdCommand: Command {
             json["secretKey"] = key
             output.log("warning: the secret key is the identity; whoever has it is this node")
         }
+        if let path = arguments.value("--export-carrier-data") {
+            try writePrivate(await node.exportCarrierData(), to: path)
+            text += "\ncarrier.data written to \(path)"
+            json["carrierData"] = path
+            output.log("warning: \(path) holds the secret key; whoever has it is this node")
+        }
         output.result(text, json)
         return 0
+    }
+
+    private static func readCarrierData(_ path: String) throws -> CarrierDataFile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw UsageError("cannot read \(path)")
+        }
+        guard data.count <= CarrierDataFile.maxSize else { throw UsageError("\(path) is too large for a carrier.data") }
+        do { return try CarrierDataFile.decode(Array(data)) } catch {
+            throw UsageError("\(path): \(error)")
+        }
+    }
+
+    private static func writePrivate(_ bytes: [UInt8], to path: String) throws {
+        let fd: Int32
+        switch PrivateFiles.create(path) {
+        case .success(let opened): fd = opened
+        case .failure(let failure): throw UsageError("\(failure)")
+        }
+        defer { close(fd) }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { throw UsageError("cannot write \(path): \(String(cString: strerror(errno)))") }
+            written += count
+        }
+        guard fsync(fd) == 0 else { throw UsageError("cannot write \(path): \(String(cString: strerror(errno)))") }
     }
 }
 

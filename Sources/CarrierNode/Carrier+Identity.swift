@@ -33,6 +33,19 @@ extension Carrier {
         return key
     }
 
+    /// The identity as a Carrier app keeps it (`carrier.data`, wire notes
+    /// §8.2): toxcore's save and the friend labels, for `CarrierOptions.carrierData`
+    /// or a Carrier app's data directory. It holds the secret key: handle with care.
+    public func exportCarrierData() -> [UInt8] {
+        var savedata = [UInt8](repeating: 0, count: killed ? 0 : tox_get_savedata_size(tox))
+        if !killed { tox_get_savedata(tox, &savedata) }
+        let named = labels.compactMap { id, text in
+            friends[id].map { CarrierDataFile.Label(friendNumber: $0.number, text: text) }
+        }
+        return CarrierDataFile(toxSavedata: savedata, labels: named.sorted { $0.friendNumber < $1.friendNumber })
+            .encode()
+    }
+
     /// Signs a message with the identity's key (XEdDSA, `IdentitySignature`); anyone can verify it with `IdentitySignature.verify` and our user id.
     public func sign(_ message: [UInt8]) throws(CarrierError) -> [UInt8] {
         // The same key and scheme authenticate Express requests: a "challenge"

@@ -5,7 +5,10 @@ import CarrierWire
 extension Carrier {
     /// Creates the toxcore instance from the options and the saved state.
     static func makeTox(options: CarrierOptions, saved: NodeStore.Contents?) throws(CarrierError) -> OpaquePointer {
-        try makeTox(options: options, savedata: saved?.toxSavedata)
+        if options.carrierData != nil, saved != nil {
+            throw .invalidArgument("the data directory holds an identity already: import a carrier.data into a new one")
+        }
+        return try makeTox(options: options, savedata: saved?.toxSavedata ?? options.carrierData?.toxSavedata)
     }
 
     /// Creates the toxcore instance from the options and toxcore's own savedata, if any.

@@ -199,8 +199,13 @@ public actor Carrier {
             friends[id] = state
             friendIds[state.number] = id
         }
+        // A Carrier app's labels name friends by their number in its toxcore,
+        // which loads friends from the save in order, as this one did.
+        for label in options.carrierData?.labels ?? [] {
+            if let id = friendIds[label.friendNumber] { self.labels[id] = label.text }
+        }
         if saved == nil || options.secretKey != nil, let store {
-            try Self.save(tox: tox, to: store, labels: labels, awaitingAcceptance: awaitingAcceptance)
+            try Self.save(tox: tox, to: store, labels: self.labels, awaitingAcceptance: awaitingAcceptance)
         }
     }
 

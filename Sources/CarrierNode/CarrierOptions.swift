@@ -21,6 +21,10 @@ public struct CarrierOptions: Sendable {
     /// A 32-byte secret key to create the identity from (import). Refused if the
     /// data directory already holds a different identity.
     public var secretKey: [UInt8]?
+    /// An identity from a Carrier app's `carrier.data` (wire notes §8.2): its
+    /// toxcore save (keys, nospam, friends, profile) and its friend labels.
+    /// Only for a data directory that holds no identity yet.
+    public var carrierData: CarrierDataFile?
     /// An invite with no reply ends with `InviteReply.timeout` after this long.
     public var inviteTimeout: Duration = .seconds(300)
     /// An incomplete fragmented message or invite is dropped after this long.
@@ -36,9 +40,10 @@ public struct CarrierOptions: Sendable {
     public var maxIncomingFileSize: UInt64 = 1 << 40
     /// Speak the Carrier network's framing under toxcore: the magic on every
     /// UDP datagram and TCP relay frame (`CarrierFraming`, wire notes §1.1).
-    /// A node with it and one without cannot reach each other. Off by
-    /// default while the node's packets are still its own (issue 47).
-    public var carrierFraming = false
+    /// A node with it and one without cannot reach each other. On by
+    /// default: the node speaks Carrier's packets on Carrier's network; off
+    /// for a plain Tox network (`--stock-toxcore`).
+    public var carrierFraming = true
     /// An offered file the application neither accepts nor refuses by then is refused.
     public var fileOfferTimeout: Duration = .seconds(600)
     /// Files one friend may have under way to us at once (of 64 for all friends).

@@ -23,7 +23,7 @@ public actor DhtHelpers {
 
     /// `count` new DHT nodes on random ports, bootstrapped to `nodes`.
     /// `loopbackOnly` turns local discovery off, as for a node on 127.0.0.1.
-    public init(count: Int, bootstrap nodes: [BootstrapNode], loopbackOnly: Bool, carrierFraming: Bool = false)
+    public init(count: Int, bootstrap nodes: [BootstrapNode], loopbackOnly: Bool, carrierFraming: Bool = true)
         throws(CarrierError)
     {
         var options = CarrierOptions(dataDirectory: nil, bootstrapNodes: nodes)

@@ -14,6 +14,7 @@ import Testing
     static func node(_ name: String, root: String, entry: BootstrapNode) throws -> Carrier {
         var options = CarrierOptions(dataDirectory: root + "/" + name, bootstrapNodes: [entry])
         options.loopbackOnly = true
+        options.carrierFraming = false  // tox-bootstrapd speaks stock toxcore
         options.aloneAfter = .seconds(20)  // 60 s in use; shorter here to keep the suite quick
         return try Carrier(options: options)
     }

@@ -5,8 +5,8 @@ import Testing
 
 @testable import CarrierNode
 
-/// Nodes that speak the Carrier network's framing under toxcore (the magic
-/// on every datagram and TCP relay frame), on a local network of their own:
+/// Nodes speak the Carrier network's framing under toxcore by default (the
+/// magic on every datagram and TCP relay frame), on a local network of their own:
 /// they find each other over UDP and over the bootstrap's TCP relay, and
 /// what they send carries the magic (seen on a raw socket).
 @Suite(.serialized, .timeLimit(.minutes(5))) struct CarrierFramingNodeTests {
@@ -81,6 +81,7 @@ import Testing
         let dropped = stats.datagrams_dropped
         var plain = CarrierOptions()
         plain.loopbackOnly = true
+        plain.carrierFraming = false
         plain.bootstrapNodes = [entry]
         let stranger = try Carrier(options: plain)
         try await stranger.start()
