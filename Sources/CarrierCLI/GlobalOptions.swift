@@ -8,7 +8,7 @@ import RtcPeer
 
 /// Options every command takes, before or after the command name.
 struct GlobalOptions {
-    static let valued: Set<String> = ["--data", "--bootstrap", "--config", "--express", "--log-level"]
+    static let valued: Set<String> = ["--data", "--bootstrap", "--config", "--express", "--log-level", "--network"]
     static let flags: Set<String> = ["--json", "--help", "--loopback", "--tcp-only", "--stock-toxcore"]
     static let help = """
         Global options (before or after the command):
@@ -19,6 +19,9 @@ struct GlobalOptions {
           --config FILE              JSON: {"bootstrap":[{"host":…,"port":…,"publicKey":…}],"udp":true,
                                      "loopbackOnly":false,"express":[{"host":…,"port":…,"publicKey":…}],
                                      "iceServers":[{"urls":…,"username":…,"credential":…}]}
+          --network carrier          join the public Carrier network: its bootstrap nodes (the
+                                     Carrier SDK's default list) and TURN on them with
+                                     Carrier's credentials; reaches the internet
           --loopback                 keep all traffic on 127.0.0.1 (no LAN discovery, no IPv6)
           --tcp-only                 disable UDP; reach the network through TCP relays
           --stock-toxcore            stock toxcore framing, without the Carrier network's magic on
@@ -38,6 +41,8 @@ struct GlobalOptions {
     var loopback = false
     /// The Carrier network's framing under toxcore (`CarrierOptions.carrierFraming`).
     var carrierFraming = true
+    /// A public network to join (`CarrierNetwork`), from `--network` or the config file.
+    var network: String?
     /// The config file's STUN and TURN servers (`IceServerOptions` adds the command line's).
     var iceServers: [PeerConfiguration.IceServer] = []
     /// The config file's `limits` (options of the same meaning override them).
@@ -64,6 +69,7 @@ struct GlobalOptions {
             express = config.express ?? []
             iceServers = (config.iceServers ?? []).flatMap(\.peerServers)
             limits = config.limits ?? limits
+            network = config.network
             for (name, value) in [
                 ("maxCalls", limits.maxCalls), ("maxCallsPerFriend", limits.maxCallsPerFriend),
                 ("maxFilesPerFriend", limits.maxFilesPerFriend), ("maxStreamMB", limits.maxStreamMB),
@@ -86,6 +92,15 @@ struct GlobalOptions {
         if arguments.flag("--tcp-only") { udp = false }
         if arguments.flag("--loopback") { loopback = true }
         if arguments.flag("--stock-toxcore") { carrierFraming = false }
+        if let name = arguments.value("--network") { network = name }
+        if let network {
+            var probe = CarrierOptions()
+            guard CarrierNetwork.apply(network, to: &probe) else {
+                throw UsageError(
+                    "no network \"\(network)\": --network takes \(CarrierNetwork.names.joined(separator: ", "))")
+            }
+            if !carrierFraming { throw UsageError("the Carrier network needs its framing: drop --stock-toxcore") }
+        }
     }
 
     static func defaultDataDirectory() -> String {
@@ -100,6 +115,7 @@ struct GlobalOptions {
         options.loopbackOnly = loopback
         options.carrierFraming = carrierFraming
         options.expressNodes = express
+        if let network { _ = CarrierNetwork.apply(network, to: &options) }
         return options
     }
 

@@ -114,6 +114,9 @@ public actor Carrier {
     /// Until when (Unix s) not to ask Express for TURN again: it has none.
     var noTurnUntil: Int64?
     var deposits: [Task<Void, Never>] = []
+    /// Tests: the nonce of Carrier TURN credentials, so that a stock coturn can hold them as a static user.
+    var carrierTurnNonceForTests: [UInt8]?
+    var carrierTurnPortForTests: UInt16?
 
     struct FriendState {
         var number: UInt32

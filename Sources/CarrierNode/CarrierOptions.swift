@@ -58,6 +58,15 @@ public struct CarrierOptions: Sendable {
     public var diskReserve: UInt64 = 512 << 20
     /// Express nodes for offline delivery and TURN credentials, tried in order.
     public var expressNodes: [ExpressNode] = []
+    /// TURN the Carrier way (wire notes §4): credentials this node derives
+    /// for a bootstrap node's relay (HMAC of the key it shares with that
+    /// node), realm `elastos.org`, on `carrierTurnPort` of the bootstrap's
+    /// host. For a node on the Carrier network (`--network carrier`), whose
+    /// bootstrap nodes run the patched coturn; our own deployments hand out
+    /// REST credentials from Express instead.
+    public var turnFromBootstrap = false
+    /// The port of a bootstrap node's TURN server (Carrier's: 3478).
+    public var carrierTurnPort: UInt16 = CarrierTurnCredentials.port
     /// How often the node pulls its offline messages (also on start and when a friend connects).
     public var expressPullInterval: Duration = .seconds(300)
     /// A message whose receipt has not come by then goes to Express too (receipt `.offline`).
@@ -164,6 +173,8 @@ public struct NetworkConfig: Codable, Sendable {
     /// What friends may hold of a node that answers them (`listen`); each
     /// field the command line's option of the same meaning overrides.
     public var limits: Limits?
+    /// A public network to join besides `bootstrap` (`CarrierNetwork`: "carrier").
+    public var network: String?
 
     /// The `limits` object (docs/configuration.md, docs/security.md).
     public struct Limits: Codable, Sendable, Equatable {

@@ -94,15 +94,20 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
 
     private static let said = Locked<Set<String>>([])
 
-    /// The servers given at init, and the TURN server the node's Express
-    /// nodes hand out, with fresh credentials, and the STUN servers they name.
+    /// The servers given at init; the TURN server the node's Express nodes
+    /// hand out, with fresh credentials, and the STUN servers they name; and
+    /// on the Carrier network, TURN on a bootstrap node with credentials
+    /// derived the Carrier way (`Carrier.carrierTurnServer`).
     public func iceServers() async -> [PeerConfiguration.IceServer] {
-        guard await carrier.hasExpress, let turn = await Self.turn(carrier) else { return extraServers }
-        let stun = (turn.stunUrls ?? []).map { PeerConfiguration.IceServer(url: $0) }
-        return extraServers + stun
-            + turn.urls.map {
-                PeerConfiguration.IceServer(url: $0, username: turn.username, credential: turn.credential)
-            }
+        var servers = extraServers
+        if await carrier.hasExpress, let turn = await Self.turn(carrier) { servers += Self.servers(turn) }
+        if let turn = await carrier.carrierTurnServer() { servers += Self.servers(turn) }
+        return servers
+    }
+
+    private static func servers(_ turn: TurnServerInfo) -> [PeerConfiguration.IceServer] {
+        (turn.stunUrls ?? []).map { PeerConfiguration.IceServer(url: $0) }
+            + turn.urls.map { PeerConfiguration.IceServer(url: $0, username: turn.username, credential: turn.credential) }
     }
 
     /// Only friends may call (the node delivers only their invites; this also guards `makeCall`).

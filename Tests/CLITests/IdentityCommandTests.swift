@@ -76,6 +76,52 @@ import Testing
         #expect(bad == 2 && badError.contains("8 hex digits"))
     }
 
+    /// An identity goes out as a Carrier app's carrier.data and comes back
+    /// the same; the file is private and never written over.
+    @Test func carrierDataExportAndImport() async throws {
+        let root = temporaryDirectory("carrier-data")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let file = root + "/carrier.data"
+        let (status, exported, warning) = try await CarrierProcess.run([
+            "id", "--export-carrier-data", file, "--json", "--data", root + "/a",
+        ])
+        let original = try #require(json(exported.last))
+        #expect(status == 0 && original["carrierData"] as? String == file && warning.contains("secret key"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: file)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let bytes = try #require(FileManager.default.contents(atPath: file))
+        #expect(Array(bytes.prefix(8)) == [0x0E, 0x0C, 0x0D, 0x0A, 0, 0, 0, 2])
+        let (again, _, againError) = try await CarrierProcess.run([
+            "id", "--export-carrier-data", file, "--data", root + "/a",
+        ])
+        #expect(again == 2 && againError.contains(file), "\(againError)")
+        let (imported, lines, _) = try await CarrierProcess.run([
+            "id", "--import-carrier-data", file, "--json", "--data", root + "/b",
+        ])
+        #expect(imported == 0 && json(lines.last)?["address"] as? String == original["address"] as? String)
+        // Not into a directory that holds an identity, and not from a file that is not one.
+        let (occupied, _, occupiedError) = try await CarrierProcess.run([
+            "id", "--import-carrier-data", file, "--data", root + "/a",
+        ])
+        #expect(occupied != 0 && occupiedError.contains("holds an identity already"), "\(occupiedError)")
+        try Data("not a carrier.data".utf8).write(to: URL(fileURLWithPath: root + "/junk"))
+        let (junk, _, junkError) = try await CarrierProcess.run([
+            "id", "--import-carrier-data", root + "/junk", "--data", root + "/c",
+        ])
+        #expect(junk == 2 && junkError.contains("junk"), "\(junkError)")
+    }
+
+    /// `--network` names a public network; a name it does not know, or the
+    /// Carrier network without its framing, is refused before anything starts.
+    @Test func unknownNetworksAreUsageErrors() async throws {
+        let (status, _, stderr) = try await CarrierProcess.run(["id", "--network", "tox"])
+        #expect(status == 2 && stderr.contains("--network takes carrier"), "\(stderr)")
+        let (stock, _, stockError) = try await CarrierProcess.run([
+            "id", "--network", "carrier", "--stock-toxcore",
+        ])
+        #expect(stock == 2 && stockError.contains("drop --stock-toxcore"), "\(stockError)")
+    }
+
     @Test func profileIsSetOfflineAndKept() async throws {
         let data = temporaryDirectory("profile")
         defer { try? FileManager.default.removeItem(atPath: data) }

@@ -3,23 +3,37 @@ import Foundation
 
 /// A coturn server on 127.0.0.1 for one test, with REST credentials
 /// (`--use-auth-secret`): username `<expiry>:<name>`, password
-/// base64(HMAC-SHA1(secret, username)). Stopped when released.
+/// base64(HMAC-SHA1(secret, username)); or with one long-term user
+/// (`staticUser:`). Stopped when released.
 public final class CoturnServer: @unchecked Sendable {
     public let port: UInt16
     public let secret = "carrier-test-\(UInt32.random(in: 0...UInt32.max))"
     private let child: ChildProcess
 
-    public init() async throws {
+    public convenience init() async throws {
+        try await self.init(auth: nil)
+    }
+
+    /// A server whose only credentials are `user`'s (long-term, in `realm`).
+    /// The password goes in argv: a test's throwaway credential on a test's own server.
+    public convenience init(staticUser user: String, password: String, realm: String) async throws {
+        try await self.init(auth: ["--lt-cred-mech", "--user=\(user):\(password)", "--realm=\(realm)"])
+    }
+
+    private init(auth: [String]?) async throws {
         port = UInt16.random(in: 20000...29999)
         let relayBase = Int(port) + 10000
         child = try ChildProcess(
             executable: URL(fileURLWithPath: "/usr/bin/turnserver"),
             arguments: [
                 "-n", "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1", "--listening-port=\(port)",
-                "--min-port=\(relayBase)", "--max-port=\(relayBase + 200)", "--use-auth-secret",
-                "--static-auth-secret=\(secret)", "--realm=carrier.test", "--allow-loopback-peers", "--no-cli",
-                "--no-tls", "--no-dtls", "--log-file=stdout", "--simple-log", "--no-software-attribute",
-            ])
+                "--min-port=\(relayBase)", "--max-port=\(relayBase + 200)",
+            ]
+                + (auth ?? ["--use-auth-secret", "--static-auth-secret=\(secret)", "--realm=carrier.test"])
+                + [
+                    "--allow-loopback-peers", "--no-cli", "--no-tls", "--no-dtls", "--log-file=stdout", "--simple-log",
+                    "--no-software-attribute",
+                ])
         // Ready once it accepts TCP connections on its port.
         for _ in 0..<100 {
             if Self.canConnect(port: port) { return }
