@@ -255,7 +255,7 @@ let package = Package(
             dependencies: [
                 "TestSupport", "CarrierNode", "ExpressServer", "CarrierSignaling", "RtcCalls", "RtcPeer",
                 "RtcMediaFiles", "CarrierFiles", "CarrierSessions", "RtcFileTransfer", "FileSafety", "AsyncExtras",
-                "CShimToxcore", "CarrierWire",
+                "CShimToxcore", "CToxcore", "CarrierWire",
             ],
             swiftSettings: strict),
         .testTarget(name: "AsyncExtrasTests", dependencies: ["AsyncExtras"], swiftSettings: strict),

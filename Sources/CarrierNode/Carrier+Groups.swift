@@ -1,5 +1,5 @@
-import CarrierWire
 import CToxcore
+import CarrierWire
 
 /// Groups are toxcore conferences (text type). A group's id is its 32-byte
 /// conference id in base58; peers are identified by public key, since

@@ -189,8 +189,7 @@ extension Carrier {
     }
 
     /// A piece of a reply: a refusal is one packet, an acceptance may come in pieces.
-    func handleInviteResponse(_ fragment: CarrierPacket.Fragment, status: Int32, reason: String?, from friend: UserId)
-    {
+    func handleInviteResponse(_ fragment: CarrierPacket.Fragment, status: Int32, reason: String?, from friend: UserId) {
         let key = InviteKey(peer: friend, transferId: UInt64(bitPattern: fragment.tid))
         guard pendingInvites[key] != nil else {
             counters.malformedPackets += 1

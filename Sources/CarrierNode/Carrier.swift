@@ -1,7 +1,7 @@
 import AsyncExtras
 import CToxcore
-import CarrierWire
 import CarrierLog
+import CarrierWire
 import Foundation
 
 /// A peer-to-peer node on toxcore: identity, friends, messages with receipts,

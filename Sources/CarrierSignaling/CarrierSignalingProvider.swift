@@ -107,7 +107,9 @@ public final class CarrierSignalingProvider: SignalingProvider, Sendable {
 
     private static func servers(_ turn: TurnServerInfo) -> [PeerConfiguration.IceServer] {
         (turn.stunUrls ?? []).map { PeerConfiguration.IceServer(url: $0) }
-            + turn.urls.map { PeerConfiguration.IceServer(url: $0, username: turn.username, credential: turn.credential) }
+            + turn.urls.map {
+                PeerConfiguration.IceServer(url: $0, username: turn.username, credential: turn.credential)
+            }
     }
 
     /// Only friends may call (the node delivers only their invites; this also guards `makeCall`).
