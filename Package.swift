@@ -243,7 +243,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "ExpressServerTests",
-            dependencies: ["ExpressServer", "CarrierNode", "TestSupport"],
+            dependencies: ["ExpressServer", "CarrierNode", "CarrierWire", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "CarrierNodeTests",

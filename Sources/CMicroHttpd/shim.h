@@ -17,7 +17,18 @@ static inline struct MHD_Daemon *cmhd_start(const struct sockaddr *address, unsi
                                             size_t connectionMemoryLimit, unsigned int timeoutSeconds,
                                             MHD_AccessHandlerCallback handler, void *handlerContext,
                                             MHD_RequestCompletedCallback completed, void *completedContext,
-                                            MHD_AcceptPolicyCallback policy, MHD_NotifyConnectionCallback notify) {
+                                            MHD_AcceptPolicyCallback policy, MHD_NotifyConnectionCallback notify,
+                                            const char *certificate, const char *key) {
+    if (certificate && key) {
+        // HTTPS (libmicrohttpd on GnuTLS): the same options and the PEM certificate and key, copied by the library.
+        return MHD_start_daemon(
+            MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_TLS, 0, policy, handlerContext, handler,
+            handlerContext, MHD_OPTION_SOCK_ADDR, address, MHD_OPTION_THREAD_POOL_SIZE, threads,
+            MHD_OPTION_CONNECTION_LIMIT, connectionLimit, MHD_OPTION_PER_IP_CONNECTION_LIMIT, perAddressLimit,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, connectionMemoryLimit, MHD_OPTION_CONNECTION_TIMEOUT, timeoutSeconds,
+            MHD_OPTION_NOTIFY_COMPLETED, completed, completedContext, MHD_OPTION_NOTIFY_CONNECTION, notify,
+            handlerContext, MHD_OPTION_HTTPS_MEM_CERT, certificate, MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
+    }
     return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, policy, handlerContext, handler,
                             handlerContext, MHD_OPTION_SOCK_ADDR, address, MHD_OPTION_THREAD_POOL_SIZE, threads,
                             MHD_OPTION_CONNECTION_LIMIT, connectionLimit, MHD_OPTION_PER_IP_CONNECTION_LIMIT,

@@ -8,14 +8,15 @@ struct ExpressCommand: Command {
     static let help = """
         Usage: carrier express [--host 127.0.0.1] [--port N] [--db FILE|postgresql://…]
                                [--turn-secret FILE --turn-url URL [--turn-ttl SECONDS]]
-                               [--stun-url URL]
+                               [--stun-url URL] [--tls-cert FILE --tls-key FILE]
 
         Runs an Express node until Ctrl-C and prints one line, HOST:PORT:KEY, to
         pass to other commands as --express. Nodes store sealed messages for
         friends who are offline here (only the recipient can open them; this
         node learns sender, recipient, size and time) and hand them over when
         the recipient pulls. Every request is signed by its user's identity key
-        and every answer by this node's key (docs/express.md).
+        and every answer by this node's key (docs/express.md). Carrier's own
+        Express API is served beside it, for Carrier apps (docs/express.md).
 
           --host HOST          IPv4 address to listen on (default 127.0.0.1)
           --port N             TCP port (default: a free one)
@@ -49,10 +50,13 @@ struct ExpressCommand: Command {
           --turn-ttl SECONDS   how long a TURN credential lasts (default 86400)
           --stun-url URL       a STUN server to hand out with the TURN credentials,
                                e.g. stun:127.0.0.1:3478 (repeatable)
+          --tls-cert FILE      serve HTTPS with this certificate (PEM), as Carrier's
+          --tls-key FILE       clients need; the key file must be private (mode 0600)
         """
     static let valued: Set<String> = [
         "--host", "--port", "--db", "--db-connections", "--quota", "--max-age", "--turn-secret", "--turn-url",
-        "--turn-ttl", "--stun-url", "--sender-quota", "--max-store-mb", "--turn-users", "--rate-limit",
+        "--turn-ttl", "--stun-url", "--sender-quota", "--max-store-mb", "--turn-users", "--rate-limit", "--tls-cert",
+        "--tls-key",
     ]
 
     static func run(_ arguments: Arguments, _ global: GlobalOptions) async throws -> Int32 {
@@ -115,18 +119,38 @@ struct ExpressCommand: Command {
         for url in arguments.all("--stun-url") where !url.lowercased().hasPrefix("stun:") {
             throw UsageError("--stun-url takes a stun: URL, not \(url)")
         }
+        let tls = try Self.tls(arguments)
         let server: ExpressEndpoint
-        do { server = try ExpressEndpoint(host: host, port: port, configuration: configuration) } catch {
+        do { server = try ExpressEndpoint(host: host, port: port, configuration: configuration, tls: tls) } catch {
             throw CarrierError.invalidArgument("cannot start the Express node: \(error)")
         }
         let entry = server.entry.description
         global.output.result(entry, ["express": entry])
         global.output.log(
-            "Express node on \(host):\(server.server.port), store \(configuration.database)\(configuration.turn == nil ? "" : ", issuing TURN credentials"); Ctrl-C to stop"
+            "Express node on \(tls == nil ? "http" : "https")://\(host):\(server.server.port), store \(configuration.database)\(configuration.turn == nil ? "" : ", issuing TURN credentials"); Ctrl-C to stop"
         )
         await Termination.wait()
         server.stop()
         return 0
+    }
+
+    /// `--tls-cert` and `--tls-key`: both or neither; the key not readable by others.
+    static func tls(_ arguments: Arguments) throws -> HttpServer.Tls? {
+        switch (arguments.value("--tls-cert"), arguments.value("--tls-key")) {
+        case (nil, nil): return nil
+        case (let certificate?, let key?):
+            var status = stat()
+            guard stat(key, &status) == 0 else { throw UsageError("cannot read --tls-key \(key)") }
+            guard status.st_mode & 0o077 == 0 else {
+                throw UsageError("--tls-key \(key) may be read by others: chmod 600 it")
+            }
+            guard let certificateText = try? String(contentsOfFile: certificate, encoding: .utf8),
+                let keyText = try? String(contentsOfFile: key, encoding: .utf8)
+            else { throw UsageError("cannot read --tls-cert \(certificate) or --tls-key \(key)") }
+            return HttpServer.Tls(certificate: certificateText, key: keyText)
+        default:
+            throw UsageError("--tls-cert and --tls-key go together")
+        }
     }
 
     /// `--turn-users`: anyone, mailbox, or a file of user ids.

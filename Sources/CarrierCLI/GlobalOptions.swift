@@ -8,7 +8,9 @@ import RtcPeer
 
 /// Options every command takes, before or after the command name.
 struct GlobalOptions {
-    static let valued: Set<String> = ["--data", "--bootstrap", "--config", "--express", "--log-level", "--network"]
+    static let valued: Set<String> = [
+        "--data", "--bootstrap", "--config", "--express", "--log-level", "--network", "--express-carrier",
+    ]
     static let flags: Set<String> = ["--json", "--help", "--loopback", "--tcp-only", "--stock-toxcore"]
     static let help = """
         Global options (before or after the command):
@@ -16,6 +18,9 @@ struct GlobalOptions {
           --bootstrap HOST:PORT:KEY  a node to join through, as `carrier node` prints it (repeatable)
           --express HOST:PORT:KEY    an Express node for offline messages and TURN credentials,
                                      as `carrier express` prints it (repeatable, tried in order)
+          --express-carrier HOST:PORT:KEY
+                                     an Express node that speaks Carrier's own API (HTTPS), as
+                                     the Carrier network's do and ours does beside its own
           --config FILE              JSON: {"bootstrap":[{"host":…,"port":…,"publicKey":…}],"udp":true,
                                      "loopbackOnly":false,"express":[{"host":…,"port":…,"publicKey":…}],
                                      "iceServers":[{"urls":…,"username":…,"credential":…}]}
@@ -86,6 +91,11 @@ struct GlobalOptions {
             }
         }
         express += try arguments.all("--express").map { text throws(CarrierError) in try ExpressNode(parsing: text) }
+        express += try arguments.all("--express-carrier").map { text throws(CarrierError) in
+            var node = try ExpressNode(parsing: text)
+            node.api = .carrier
+            return node
+        }
         bootstrap += try arguments.all("--bootstrap").map { text throws(CarrierError) in
             try BootstrapNode(parsing: text)
         }

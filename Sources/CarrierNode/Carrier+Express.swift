@@ -17,14 +17,44 @@ extension Carrier {
     /// are deleted on Express and delivered (what a crash there would leave).
     nonisolated(unsafe) static var stopPullAfterKeepingForTests = false
 
+    /// The client for the Express nodes that speak our API, if any.
     var expressClient: ExpressClient? {
-        options.expressNodes.isEmpty
-            ? nil : ExpressClient(nodes: options.expressNodes, userId: userId, secretKey: exportSecretKey())
+        let ours = options.expressNodes.filter { $0.api == .ours }
+        return ours.isEmpty ? nil : ExpressClient(nodes: ours, userId: userId, secretKey: exportSecretKey())
     }
 
-    /// Seals `data` for `friend` and stores it on Express; the receipt's state.
+    /// A client for each Express node that speaks Carrier's API.
+    var carrierExpressClients: [CarrierExpressClient] {
+        options.expressNodes.filter { $0.api == .carrier }.map {
+            CarrierExpressClient(node: $0, userId: userId, secretKey: exportSecretKey())
+        }
+    }
+
+    /// Seals `data` for `friend` and stores it on Express (our nodes first,
+    /// then Carrier's, each in order); the receipt's state.
     func depositOffline(_ data: [UInt8], extension ext: String?, to friend: UserId) async -> ReceiptState {
-        guard let client = expressClient else { return .error("no Express node is configured") }
+        var failure = "no Express node is configured"
+        if let client = expressClient {
+            let state = await depositOffline(data, extension: ext, to: friend, with: client)
+            guard case .error(let why) = state else { return state }
+            failure = why
+        }
+        // Carrier's way: the whole message as one friendmsg packet.
+        let packet = CarrierPacket.message(ext: ext, data: data).encode()
+        for client in carrierExpressClients {
+            do {
+                try await client.depositMessage(packet, to: friend)
+                return .offline
+            } catch {
+                failure = "the friend is offline and Express did not store the message: \(error)"
+            }
+        }
+        return .error(failure)
+    }
+
+    private func depositOffline(_ data: [UInt8], extension ext: String?, to friend: UserId, with client: ExpressClient)
+        async -> ReceiptState
+    {
         let id = (0..<SealedMessage.idSize).map { _ in UInt8.random(in: 0...255) }
         let message = SealedMessage(
             kind: .message, id: id, timestamp: UInt64(Date().timeIntervalSince1970 * 1000), ext: ext, data: data)
@@ -41,6 +71,15 @@ extension Carrier {
 
     /// Also leaves a friend request on Express, for a recipient who is offline now.
     func depositFriendRequest(_ payload: [UInt8], to address: CarrierAddress) {
+        for client in carrierExpressClients {
+            deposits.append(
+                Task {
+                    do { try await client.depositRequest(payload, to: address) } catch {
+                        Self.log.warning(
+                            "the friend request to \(address.userId) was not left on \(client.node): \(error)")
+                    }
+                })
+        }
         guard let client = expressClient else { return }
         let id = (0..<SealedMessage.idSize).map { _ in UInt8.random(in: 0...255) }
         let request = SealedMessage(
@@ -100,7 +139,11 @@ extension Carrier {
     }
 
     private func pullEveryNode() async {
-        guard let client = expressClient else { return }
+        for client in carrierExpressClients {
+            guard !killed else { return }
+            await pullCarrier(client)
+        }
+        guard let client = expressClient else { return finishPull() }
         for node in client.nodes {
             // Stopped between nodes: no new request (the process may be exiting).
             guard !killed else { return }
@@ -129,6 +172,10 @@ extension Carrier {
                 if !more { break }
             }
         }
+        finishPull()
+    }
+
+    private func finishPull() {
         deliverOfflineInbox()
         pulling = false
         if pullAgain {
@@ -221,6 +268,9 @@ extension Carrier {
         }
         if let noTurnUntil, now < noTurnUntil { throw .unavailable(Self.noTurn) }
         guard let client = expressClient else {
+            guard options.expressNodes.isEmpty else {
+                throw .unavailable("Carrier's Express nodes issue no TURN credentials (the bootstrap nodes do)")
+            }
             throw .invalidArgument(
                 "no Express node is configured (--express HOST:PORT:KEY) to ask for TURN credentials")
         }

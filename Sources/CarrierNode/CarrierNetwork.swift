@@ -20,12 +20,20 @@ public enum CarrierNetwork {
         BootstrapNode.parseKey(key).map { BootstrapNode(host: host, port: 33445, publicKey: $0) }
     }
 
-    /// The options for a node on the named network: its bootstrap nodes,
-    /// the Carrier framing and TURN from the bootstrap nodes. False for a
-    /// name not in `names`.
+    /// The public Express node (Carrier's API, HTTPS).
+    public static let expressNodes: [ExpressNode] = [
+        ("ece00.trinity-tech.io", "FyTt6cgnoN1eAMfmTRJCaX2UoN6ojAgCimQEbv1bruy9")
+    ].compactMap { host, key in
+        BootstrapNode.parseKey(key).map { ExpressNode(host: host, port: 443, publicKey: $0, api: .carrier) }
+    }
+
+    /// The options for a node on the named network: its bootstrap nodes and
+    /// Express node, the Carrier framing and TURN from the bootstrap nodes.
+    /// False for a name not in `names`.
     public static func apply(_ name: String, to options: inout CarrierOptions) -> Bool {
         guard name == "carrier" else { return false }
         options.bootstrapNodes += bootstrapNodes
+        options.expressNodes += expressNodes
         options.carrierFraming = true
         options.turnFromBootstrap = true
         return true

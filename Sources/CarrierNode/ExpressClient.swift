@@ -10,12 +10,21 @@ public struct ExpressNode: Equatable, Sendable, Codable, CustomStringConvertible
     public var port: UInt16
     /// Its key (32 bytes), which signs its answers.
     public var publicKey: [UInt8]
+    /// The HTTP API it speaks: ours (`/v1`, signed requests and answers) or
+    /// Carrier's own (HTTPS, sealed bodies; `CarrierExpressClient`).
+    public var api: Api = .ours
+
+    /// The two Express APIs.
+    public enum Api: String, Sendable, Codable {
+        case ours, carrier
+    }
 
     /// An Express node by address and key.
-    public init(host: String, port: UInt16, publicKey: [UInt8]) {
+    public init(host: String, port: UInt16, publicKey: [UInt8], api: Api = .ours) {
         self.host = host
         self.port = port
         self.publicKey = publicKey
+        self.api = api
     }
 
     /// `host:port:key`, the key in base58 or 64 hex digits.
@@ -30,18 +39,28 @@ public struct ExpressNode: Equatable, Sendable, Codable, CustomStringConvertible
     /// `host:port:key`, the key in base58.
     public var description: String { "\(host):\(port):\(Base58.encode(publicKey))" }
 
-    /// Decodes `{"host","port","publicKey"}`.
+    private enum ApiKey: String, CodingKey { case api }
+
+    /// Decodes `{"host","port","publicKey","api"?}` (`api`: "ours", the default, or "carrier").
     public init(from decoder: any Decoder) throws {
         let entry = try BootstrapNode(from: decoder)
-        self.init(host: entry.host, port: entry.port, publicKey: entry.publicKey)
+        let api = try decoder.container(keyedBy: ApiKey.self).decodeIfPresent(Api.self, forKey: .api) ?? .ours
+        self.init(host: entry.host, port: entry.port, publicKey: entry.publicKey, api: api)
     }
 
-    /// Encodes `{"host","port","publicKey"}`.
+    /// Encodes `{"host","port","publicKey"}`, and `"api"` for a Carrier one.
     public func encode(to encoder: any Encoder) throws {
         try BootstrapNode(host: host, port: port, publicKey: publicKey).encode(to: encoder)
+        if api == .carrier {
+            var container = encoder.container(keyedBy: ApiKey.self)
+            try container.encode(api, forKey: .api)
+        }
     }
 
-    var baseURL: String { "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+    /// Carrier's API is HTTPS only.
+    var baseURL: String {
+        "\(api == .carrier ? "https" : "http")://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    }
 }
 
 /// TURN server credentials (coturn's REST form), from an Express node.

@@ -22,6 +22,10 @@ public enum CarrierLimits {
     public static let maxReason = 255
     /// An extension's name.
     public static let maxExtensionName = 31
+    /// A user id in base58 (32 bytes).
+    public static let maxUserId = 45
+    /// An address in base58 (38 bytes).
+    public static let maxAddress = 52
     /// User info: a name, …
     public static let maxName = 63
     /// … a description, …

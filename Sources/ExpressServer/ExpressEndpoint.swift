@@ -11,7 +11,10 @@ public final class ExpressEndpoint: Sendable {
     public let host: String
 
     /// Starts the service and its HTTP server on `host:port` (0: a free port).
-    public init(host: String = "127.0.0.1", port: UInt16 = 0, configuration: ExpressService.Configuration) throws {
+    public init(
+        host: String = "127.0.0.1", port: UInt16 = 0, configuration: ExpressService.Configuration,
+        tls: HttpServer.Tls? = nil
+    ) throws {
         service = try ExpressService(configuration: configuration)
         self.host = host
         let service = service
@@ -20,7 +23,7 @@ public final class ExpressEndpoint: Sendable {
         if case .postgres = configuration.database {
             limits.threads = UInt32(max(1, configuration.databaseConnections))
         }
-        server = try HttpServer(host: host, port: port, limits: limits, handler: { service.handle($0) })
+        server = try HttpServer(host: host, port: port, limits: limits, tls: tls, handler: { service.handle($0) })
     }
 
     /// `host:port:key` for `--express`.

@@ -16,6 +16,8 @@ public struct HttpRequest: Sendable {
     public var bodyTooLarge = false
     /// The client's IP address, for limits per address (nil: not known).
     public var peerAddress: String?
+    /// Query arguments the service reads (Carrier's `until`).
+    public var query: [String: String] = [:]
 
     /// A request as the HTTP server parsed it.
     public init(
@@ -138,12 +140,14 @@ public final class ExpressService: @unchecked Sendable {
     /// The node's key, which signs its answers and which clients pin (`--express HOST:PORT:KEY`).
     public let publicKey: [UInt8]
     private let signer: IdentitySigner
-    private let configuration: Configuration
-    private let store: any ExpressStore
+    /// The node's X25519 secret: Carrier's API seals with keys shared with it.
+    let carrierSecretKey: [UInt8]
+    let configuration: Configuration
+    let store: any ExpressStore
     private let purgeLock = NSLock()
     private let now: @Sendable () -> Date
     private var lastPurge: Int64 = 0
-    private let limiters: Limiters
+    let limiters: Limiters
 
     /// Opens (or makes, or migrates) the store and the node's key; `now` is the clock, injectable for tests.
     public init(configuration: Configuration, now: @escaping @Sendable () -> Date = { Date() }) throws {
@@ -178,6 +182,7 @@ public final class ExpressService: @unchecked Sendable {
         }
         publicKey = key
         self.signer = signer
+        carrierSecretKey = secretKey
     }
 
     /// The store's schema version (docs/express.md, "Upgrades").
@@ -208,7 +213,10 @@ public final class ExpressService: @unchecked Sendable {
         }
         if purgeDue { try? store.purge(now: milliseconds) }
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count >= 3, parts[0].isEmpty, parts[1] == "v1" else { return HttpResponse(404, "no such resource") }
+        guard parts.count >= 2, parts[0].isEmpty else { return HttpResponse(404, "no such resource") }
+        // Anything not under /v1 is Carrier's API (CarrierExpressApi.swift).
+        guard parts[1] == "v1" else { return carrierRoute(request, route: Array(parts.dropFirst()), now: milliseconds) }
+        guard parts.count >= 3 else { return HttpResponse(404, "no such resource") }
         let route = Array(parts[2...])
         switch (request.method, route.count > 0 ? route[0] : "") {
         case ("GET", "info") where route.count == 1:
@@ -249,7 +257,7 @@ public final class ExpressService: @unchecked Sendable {
                 guard
                     let batch = try? store.pull(
                         for: user, after: seq, maxCount: configuration.pullMaxRecords,
-                        maxBytes: configuration.pullMaxBytes, now: milliseconds)
+                        maxBytes: configuration.pullMaxBytes, now: milliseconds, api: .ours)
                 else { return HttpResponse(500, "the store failed") }
                 var body: [UInt8] = []
                 for record in batch.records { record.encode(into: &body) }
@@ -259,7 +267,7 @@ public final class ExpressService: @unchecked Sendable {
         case ("DELETE", "messages") where route.count == 3 && route[1] == "through":
             return authenticated(request, now: milliseconds) { user in
                 guard let seq = UInt64(route[2]) else { return HttpResponse(400, "through: not a number") }
-                guard let count = try? store.delete(for: user, through: seq) else {
+                guard let count = try? store.delete(for: user, through: seq, api: .ours) else {
                     return HttpResponse(500, "the store failed")
                 }
                 return json(["deleted": count])
@@ -387,7 +395,7 @@ public enum TurnPolicy: Sendable, Equatable {
 }
 
 /// The service's rate limits, shared by libmicrohttpd's threads.
-private final class Limiters: @unchecked Sendable {
+final class Limiters: @unchecked Sendable {
     private let lock = NSLock()
     private let enabled: Bool
     private var deposits: RateLimiter

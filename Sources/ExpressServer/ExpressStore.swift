@@ -32,13 +32,19 @@ protocol ExpressStore: AnyObject, Sendable {
     /// `maxCount` records and about `maxBytes`; they are claimed for
     /// `limits.pullLeaseMilliseconds`, so a pull through another node at the
     /// same moment does not hand them out too.
-    func pull(for recipient: UserId, after seq: UInt64, maxCount: Int, maxBytes: Int, now: Int64)
-        throws(DatabaseFailure) -> PulledBatch
+    /// Only the records deposited through `api` (ours, or Carrier's).
+    func pull(
+        for recipient: UserId, after seq: UInt64, maxCount: Int, maxBytes: Int, now: Int64, api: DepositKind.Api
+    ) throws(DatabaseFailure) -> PulledBatch
 
     /// Deletes the recipient's records up to and with `seq` that a pull
     /// handed out; returns how many. One that no pull handed out yet (a pull
     /// through another node skipped it while it was locked) stays.
-    func delete(for recipient: UserId, through seq: UInt64) throws(DatabaseFailure) -> Int
+    func delete(for recipient: UserId, through seq: UInt64, api: DepositKind.Api) throws(DatabaseFailure) -> Int
+
+    /// Deletes the recipient's records deposited through Carrier's API and
+    /// stored at or before `storedAt` (ms): Carrier's `DELETE ?until=`.
+    func deleteCarrier(for recipient: UserId, storedUpTo storedAt: Int64) throws(DatabaseFailure) -> Int
 
     /// Drops messages older than the age limit and nonces past their expiry
     /// (on one node at a time; the others skip it).
@@ -103,14 +109,14 @@ struct StoreLimits: Sendable {
             return .overQuota("your waiting messages on this node would pass \(bytesPerSender) bytes")
         }
         switch kind {
-        case .request:
+        case .request, .carrierRequest:
             if usage.requestWaiting { return .overQuota("a friend request of yours already waits for the recipient") }
             if usage.recipientCount + 1 > requestsPerRecipient {
                 return .overQuota(
                     "the recipient has \(usage.recipientCount) friend requests waiting, at most \(requestsPerRecipient)"
                 )
             }
-        case .message:
+        case .message, .carrierMessage:
             if usage.recipientCount + 1 > messagesPerRecipient {
                 return .overQuota(
                     "the recipient has \(usage.recipientCount) messages waiting, at most \(messagesPerRecipient)")
@@ -140,6 +146,22 @@ struct StoreLimits: Sendable {
 enum DepositKind: Int64, Sendable {
     case message = 0
     case request = 1
+    /// The same, deposited through Carrier's API (`CarrierExpressApi`):
+    /// kept apart, since each API hands back only its own.
+    case carrierMessage = 2
+    case carrierRequest = 3
+
+    /// Which HTTP API a record came through, and goes out through.
+    enum Api: Sendable {
+        case ours, carrier
+
+        /// The kinds it stores, as SQL (`kind IN (…)`).
+        var sqlKinds: String { self == .ours ? "(0, 1)" : "(2, 3)" }
+    }
+
+    /// The friend-request kind of the same API.
+    var requestKind: DepositKind { self == .message || self == .request ? .request : .carrierRequest }
+    var isRequest: Bool { self == .request || self == .carrierRequest }
 }
 
 /// What became of a deposit.

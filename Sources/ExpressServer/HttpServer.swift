@@ -83,9 +83,25 @@ public final class HttpServer: @unchecked Sendable {
     private let reaper: DispatchSourceTimer
 
     /// Listens on `host` (an IPv4 address) and `port` (0 picks a free one).
-    public init(host: String, port: UInt16, limits: Limits, handler: @escaping @Sendable (HttpRequest) -> HttpResponse)
-        throws
-    {
+    /// A certificate and its key, PEM, for HTTPS (Carrier's clients speak only HTTPS).
+    public struct Tls: Sendable {
+        /// The certificate (chain), PEM.
+        public var certificate: String
+        /// Its private key, PEM.
+        public var key: String
+
+        /// A certificate and key as PEM text.
+        public init(certificate: String, key: String) {
+            self.certificate = certificate
+            self.key = key
+        }
+    }
+
+    /// Listens on `host:port` (0: a free port), over HTTPS when `tls` is given.
+    public init(
+        host: String, port: UInt16, limits: Limits, tls: Tls? = nil,
+        handler: @escaping @Sendable (HttpRequest) -> HttpResponse
+    ) throws {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -99,7 +115,7 @@ public final class HttpServer: @unchecked Sendable {
                 cmhd_start(
                     socketAddress, limits.threads, limits.connections, limits.connectionsPerAddress,
                     limits.headerMemory, limits.idleTimeoutSeconds, Self.access, contextPointer, Self.completed,
-                    contextPointer, Self.policy, Self.notify)
+                    contextPointer, Self.policy, Self.notify, tls?.certificate, tls?.key)
             }
         }
         guard let daemon else {
@@ -177,9 +193,12 @@ public final class HttpServer: @unchecked Sendable {
                 headers[name.lowercased()] = String(cString: value)
             }
         }
-        let request = HttpRequest(
+        var request = HttpRequest(
             method: String(cString: method), path: String(cString: url), headers: headers, body: pending.body,
             bodyTooLarge: pending.tooLarge, peerAddress: HttpServer.clientAddress(connection))
+        if let until = MHD_lookup_connection_value(connection, .GET_ARGUMENT_KIND, "until") {
+            request.query["until"] = String(cString: until)
+        }
         let answer = context.handler(request)
         let response = answer.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(

@@ -99,19 +99,19 @@ final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
                           (SELECT COUNT(*) FROM messages WHERE recipient = $1 AND kind = $4),
                           (SELECT COALESCE(SUM(size), 0)::bigint FROM messages WHERE recipient = $1 AND kind = $4),
                           (SELECT COUNT(*) FROM messages WHERE recipient = $1 AND sender = $2 AND message_id = $3),
-                          (SELECT COUNT(*) FROM messages WHERE recipient = $1 AND sender = $2 AND kind = 1),
+                          (SELECT COUNT(*) FROM messages WHERE recipient = $1 AND sender = $2 AND kind = $5),
                           (SELECT COUNT(*) FROM messages WHERE sender = $2),
                           (SELECT COALESCE(SUM(size), 0)::bigint FROM messages WHERE sender = $2)
                         """,
                         [
                             .blob(recipient.publicKey), .blob(sender.publicKey), .blob(messageId),
-                            .integer(kind.rawValue),
+                            .integer(kind.rawValue), .integer(kind.requestKind.rawValue),
                         ]
                     ).rows.first ?? []
                 let column = { (index: Int) in index < row.count ? row[index]?.integer ?? 0 : 0 }
                 let usage = StoreLimits.Usage(
                     recipientCount: Int(column(0)), recipientBytes: Int(column(1)), duplicate: column(2) > 0,
-                    requestWaiting: kind == .request && column(3) > 0, senderCount: Int(column(4)),
+                    requestWaiting: kind.isRequest && column(3) > 0, senderCount: Int(column(4)),
                     senderBytes: Int(column(5)), nodeBytes: nodeBytes)
                 if let refusal = limits.refusal(usage, kind: kind, adding: body.count) { return refusal }
                 let inserted = try connection.query(
@@ -162,16 +162,16 @@ final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
         }
     }
 
-    func pull(for recipient: UserId, after seq: UInt64, maxCount: Int, maxBytes: Int, now: Int64)
-        throws(DatabaseFailure) -> PulledBatch
-    {
+    func pull(
+        for recipient: UserId, after seq: UInt64, maxCount: Int, maxBytes: Int, now: Int64, api: DepositKind.Api
+    ) throws(DatabaseFailure) -> PulledBatch {
         try pool.with { (connection) throws(DatabaseFailure) in
             try connection.transaction { () throws(DatabaseFailure) -> PulledBatch in
                 // Rows another node is pulling right now are locked: skipped, not waited for.
                 let candidates = try connection.query(
                     """
                     SELECT seq, size FROM messages
-                    WHERE recipient = $1 AND seq > $2 AND claimed_until <= $3
+                    WHERE recipient = $1 AND seq > $2 AND claimed_until <= $3 AND kind IN \(api.sqlKinds)
                     ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED
                     """,
                     [
@@ -200,11 +200,20 @@ final class PostgresExpressStore: ExpressStore, @unchecked Sendable {
         }
     }
 
-    func delete(for recipient: UserId, through seq: UInt64) throws(DatabaseFailure) -> Int {
+    func delete(for recipient: UserId, through seq: UInt64, api: DepositKind.Api) throws(DatabaseFailure) -> Int {
         try pool.with { (connection) throws(DatabaseFailure) in
             try connection.query(
-                "DELETE FROM messages WHERE recipient = $1 AND seq <= $2 AND claimed_until > 0",
+                "DELETE FROM messages WHERE recipient = $1 AND seq <= $2 AND claimed_until > 0 AND kind IN \(api.sqlKinds)",
                 [.blob(recipient.publicKey), .integer(Int64(clamping: seq))]
+            ).changes
+        }
+    }
+
+    func deleteCarrier(for recipient: UserId, storedUpTo storedAt: Int64) throws(DatabaseFailure) -> Int {
+        try pool.with { (connection) throws(DatabaseFailure) in
+            try connection.query(
+                "DELETE FROM messages WHERE recipient = $1 AND stored_at <= $2 AND kind IN \(DepositKind.Api.carrier.sqlKinds)",
+                [.blob(recipient.publicKey), .integer(storedAt)]
             ).changes
         }
     }

@@ -63,19 +63,19 @@ final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
                           (SELECT COUNT(*) FROM messages WHERE recipient = ? AND kind = ?),
                           (SELECT COALESCE(SUM(size), 0) FROM messages WHERE recipient = ? AND kind = ?),
                           (SELECT COUNT(*) FROM messages WHERE recipient = ? AND sender = ? AND message_id = ?),
-                          (SELECT COUNT(*) FROM messages WHERE recipient = ? AND sender = ? AND kind = 1),
+                          (SELECT COUNT(*) FROM messages WHERE recipient = ? AND sender = ? AND kind = ?),
                           (SELECT COUNT(*) FROM messages WHERE sender = ?),
                           (SELECT COALESCE(SUM(size), 0) FROM messages WHERE sender = ?)
                         """,
                         [
                             to, .integer(kind.rawValue), to, .integer(kind.rawValue), to, from, .blob(messageId), to,
-                            from, from, from,
+                            from, .integer(kind.requestKind.rawValue), from, from,
                         ]
                     ).first ?? []
                 let column = { (index: Int) in index < row.count ? row[index].integer ?? 0 : 0 }
                 let usage = StoreLimits.Usage(
                     recipientCount: Int(column(0)), recipientBytes: Int(column(1)), duplicate: column(2) > 0,
-                    requestWaiting: kind == .request && column(3) > 0, senderCount: Int(column(4)),
+                    requestWaiting: kind.isRequest && column(3) > 0, senderCount: Int(column(4)),
                     senderBytes: Int(column(5)), nodeBytes: nodeBytes)
                 if let refusal = limits.refusal(usage, kind: kind, adding: body.count) { return refusal }
                 try database.query(
@@ -123,14 +123,15 @@ final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
         }
     }
 
-    func pull(for recipient: UserId, after seq: UInt64, maxCount: Int, maxBytes: Int, now: Int64)
-        throws(DatabaseFailure) -> PulledBatch
-    {
+    func pull(
+        for recipient: UserId, after seq: UInt64, maxCount: Int, maxBytes: Int, now: Int64, api: DepositKind.Api
+    ) throws(DatabaseFailure) -> PulledBatch {
         try serialised { () throws(DatabaseFailure) in
             let rows = try database.query(
                 """
                 SELECT seq, sender, stored_at, body FROM messages
-                WHERE recipient = ? AND seq > ? AND claimed_until <= ? ORDER BY seq LIMIT ?
+                WHERE recipient = ? AND seq > ? AND claimed_until <= ? AND kind IN \(api.sqlKinds)
+                ORDER BY seq LIMIT ?
                 """,
                 [
                     .blob(recipient.publicKey), .integer(Int64(clamping: seq)), .integer(now),
@@ -146,7 +147,7 @@ final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
                 try database.query(
                     """
                     UPDATE messages SET claimed_until = ?
-                    WHERE recipient = ? AND seq >= ? AND seq <= ? AND claimed_until <= ?
+                    WHERE recipient = ? AND seq >= ? AND seq <= ? AND claimed_until <= ? AND kind IN \(api.sqlKinds)
                     """,
                     [
                         .integer(now + limits.pullLeaseMilliseconds), .blob(recipient.publicKey),
@@ -157,11 +158,20 @@ final class SQLiteExpressStore: ExpressStore, @unchecked Sendable {
         }
     }
 
-    func delete(for recipient: UserId, through seq: UInt64) throws(DatabaseFailure) -> Int {
+    func delete(for recipient: UserId, through seq: UInt64, api: DepositKind.Api) throws(DatabaseFailure) -> Int {
         try serialised { () throws(DatabaseFailure) in
             try database.query(
-                "DELETE FROM messages WHERE recipient = ? AND seq <= ? AND claimed_until > 0",
+                "DELETE FROM messages WHERE recipient = ? AND seq <= ? AND claimed_until > 0 AND kind IN \(api.sqlKinds)",
                 [.blob(recipient.publicKey), .integer(Int64(clamping: seq))])
+            return database.changes
+        }
+    }
+
+    func deleteCarrier(for recipient: UserId, storedUpTo storedAt: Int64) throws(DatabaseFailure) -> Int {
+        try serialised { () throws(DatabaseFailure) in
+            try database.query(
+                "DELETE FROM messages WHERE recipient = ? AND stored_at <= ? AND kind IN \(DepositKind.Api.carrier.sqlKinds)",
+                [.blob(recipient.publicKey), .integer(storedAt)])
             return database.changes
         }
     }
