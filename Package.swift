@@ -146,7 +146,7 @@ let package = Package(
             name: "CarrierFiles",
             dependencies: [
                 "CarrierNode", "CarrierSessions", "RtcFileTransfer", "RtcPeer", "FileSafety", "CarrierLog",
-                "AsyncExtras",
+                "AsyncExtras", "CarrierWire",
             ],
             swiftSettings: strict),
 

@@ -191,7 +191,10 @@ struct ListenCommand: Command {
                     services: services, receiveDirectory: receiveDirectory, echo: arguments.flag("--echo"),
                     limits: streamLimits, output: global.output)
             }
-            let files = FriendFiles(node: node, sessions: manager)
+            var filesConfiguration = FriendFiles.Configuration()
+            // Files from Carrier apps come as messages: kept beside the others.
+            filesConfiguration.messageFilesDirectory = receiveDirectory
+            let files = FriendFiles(node: node, sessions: manager, configuration: filesConfiguration)
             await files.start()
             let fileEvents = await files.events()
             var answering: CallAnswerer?
@@ -241,9 +244,10 @@ struct ListenCommand: Command {
             // Files on both paths: toxcore's events are printed above, the direct path's here.
             let fileTaker = Task {
                 for await event in fileEvents {
-                    if event.path == .direct, !asDaemon {
+                    if event.path != .toxcore, !asDaemon {
                         let (text, json) = EventFormatter.describe(event.event)
-                        output.event(text + " (direct)", json.merging(["via": "direct"]) { a, _ in a })
+                        let via = event.path.rawValue
+                        output.event(text + " (\(via))", json.merging(["via": via]) { a, _ in a })
                     }
                     guard case .offered(let offer) = event.event else { continue }
                     do {

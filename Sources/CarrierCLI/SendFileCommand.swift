@@ -103,7 +103,7 @@ struct SendFileCommand: Command {
                 case .accepted(_, let offset):
                     if outcome.started == nil { outcome.bytes = offset }
                     outcome.started = outcome.started ?? .now
-                    let via = event.path == .direct ? "a direct session" : "toxcore"
+                    let via = Self.describe(event.path)
                     output.log("accepted\(offset > 0 ? " at byte \(offset)" : ""); sending over \(via)")
                 case .progress(_, let bytes, let total):
                     bar.show(bytes: bytes, total: total)
@@ -147,7 +147,7 @@ struct SendFileCommand: Command {
             let moved = Double(bytes - min(outcome.bytes, bytes))
             let rate = seconds > 0 ? moved / seconds / 1e6 : 0
             output.result(
-                "sent \(bytes) bytes in \(String(format: "%.2f", seconds)) s (\(String(format: "%.2f", rate)) MB/s) over \(outcome.path == .direct ? "a direct session" : "toxcore"); the receiver's SHA-256 matches",
+                "sent \(bytes) bytes in \(String(format: "%.2f", seconds)) s (\(String(format: "%.2f", rate)) MB/s) over \(Self.describe(outcome.path))\(outcome.path == .message ? "" : "; the receiver's SHA-256 matches")",
                 [
                     "bytes": bytes, "seconds": (seconds * 1000).rounded() / 1000, "MBps": (rate * 100).rounded() / 100,
                     "sha256": key.sha256Hex, "sha256Match": true, "resumedAt": outcome.bytes,
@@ -163,6 +163,15 @@ struct SendFileCommand: Command {
             output.log("error: \(reason)")
             output.result("failed: \(reason)", ["error": reason, "sha256": key.sha256Hex, "sha256Match": false])
             return 1
+        }
+    }
+
+    /// A path in words.
+    static func describe(_ path: FilePath) -> String {
+        switch path {
+        case .direct: "a direct session"
+        case .toxcore: "toxcore"
+        case .message: "a Carrier message (the friend is a Carrier peer)"
         }
     }
 }
@@ -201,4 +210,5 @@ struct ProgressBar {
         if drawn { ConsoleWriter.shared.write("", to: .stderr) }
         drawn = false
     }
+
 }

@@ -6,6 +6,9 @@ public enum FilePath: String, Sendable, Equatable {
     case direct
     /// Toxcore's own file transfer: works whenever the friend is reachable at all, slowly.
     case toxcore
+    /// A Beagle file message: the whole file in one Carrier message (at most
+    /// 5 MiB), to and from a Carrier peer, which takes neither path above.
+    case message
 }
 
 /// A file transfer's event (the same events as `Carrier`'s) and the path it is about.

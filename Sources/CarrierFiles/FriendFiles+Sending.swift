@@ -19,6 +19,10 @@ extension FriendFiles {
         -> FileTransferKey
     {
         guard await node.isFriend(friend) else { throw .notFriend(friend.description) }
+        // A Carrier peer takes files only as Beagle's file messages.
+        if await node.speaksOurExtras(friend) == false {
+            return try await sendAsMessage(at: path, to: friend, name: name)
+        }
         guard configuration.direct, let sessions else {
             return try await node.sendFile(at: path, to: friend, name: name)
         }

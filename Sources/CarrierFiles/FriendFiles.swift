@@ -42,6 +42,10 @@ public actor FriendFiles {
         /// A file coming over a session with nothing arriving for this long
         /// ends, its bytes kept for a resume (nil: the node's `fileStallTimeout`).
         public var stallTimeout: Duration?
+        /// Where files that come as Beagle file messages (from Carrier apps)
+        /// are saved, under a safe form of their name; nil: not saved (the
+        /// message is still an event of the node's).
+        public var messageFilesDirectory: String?
 
         /// The defaults: direct first, 10 s to connect, the node's size limit.
         public init(direct: Bool = true, connectTimeout: Duration = .seconds(10), maxIncomingSize: UInt64? = nil) {
@@ -96,7 +100,11 @@ public actor FriendFiles {
         tasks.append(
             Task { [weak self] in
                 for await event in events {
-                    if case .file(let fileEvent) = event { await self?.relay(fileEvent) }
+                    switch event {
+                    case .file(let fileEvent): await self?.relay(fileEvent)
+                    case .message(let from, nil, let data, _, _): await self?.takeFileMessage(data, from: from)
+                    default: break
+                    }
                 }
             })
         if let sessions {

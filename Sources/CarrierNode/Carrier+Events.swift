@@ -93,6 +93,7 @@ extension Carrier {
         }
         fileLinkChanged(friend, connected: isConnected)
         // A friend back online may have left messages on Express while we were away.
+        friends[friend]?.linkUpAt = isConnected ? clock.now : nil
         if isConnected {
             // What we take beyond Carrier; a Carrier peer's toxcore drops it.
             try? enqueue(extra: .hello(features: .ours), to: number, friend: friend)

@@ -181,6 +181,24 @@ extension Carrier {
         return (id, name)
     }
 
+    /// A friend's hello comes with its link, in the first round trips: one
+    /// that has not come this long after the link is not coming.
+    public static let helloWait = Duration.seconds(2)
+
+    /// Whether `friend` speaks what this node adds beyond Carrier (it said
+    /// so on its link, `ExtraPacket.hello`): false for a Carrier peer. Waits
+    /// for a hello that may be on its way, until the link is `helloWait`
+    /// old; nil while the friend is offline.
+    public func speaksOurExtras(_ friend: UserId) async -> Bool? {
+        guard let since = friends[friend]?.linkUpAt else { return nil }
+        let left = Self.helloWait - (clock.now - since)
+        if friends[friend]?.extras.isEmpty == true, left > .zero {
+            try? await Task.sleep(for: left)  // the hello's bound: it comes in that time or not at all
+        }
+        guard friends[friend]?.linkUpAt != nil else { return nil }
+        return friends[friend]?.extras.isEmpty == false
+    }
+
     func forgetFriendTraffic(number: UInt32, id: UserId, reason: String) {
         if var queue = outgoing.removeValue(forKey: number) {
             for receipt in queue.removeAll() { finishReceipt(receipt, .error(reason)) }

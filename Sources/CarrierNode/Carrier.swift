@@ -127,6 +127,8 @@ public actor Carrier {
         /// What it said it speaks beyond Carrier (`ExtraPacket.hello`) on
         /// this link; empty for a Carrier peer, and until it says.
         var extras: ExtraPacket.Features = []
+        /// When its link came up (nil while offline).
+        var linkUpAt: ContinuousClock.Instant?
     }
 
     struct StateWaiter {

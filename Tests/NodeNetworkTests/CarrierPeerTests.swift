@@ -1,3 +1,4 @@
+import CarrierFiles
 import CarrierWire
 import Foundation
 import TestSupport
@@ -129,6 +130,49 @@ import Testing
         #expect(await node.stats().invitesResent == 0)
         // Our hello reached its toxcore, which has no handler for it: nothing answered.
         #expect(peer.state.customPackets.contains { $0.first == 160 && $0.dropFirst().first == 40 })
+
+        // Files go as Beagle's file messages both ways: the peer is a Carrier peer.
+        #expect(await node.speaksOurExtras(peerId) == false)
+        var configuration = FriendFiles.Configuration(direct: false)
+        configuration.messageFilesDirectory = root + "/in"
+        let files = FriendFiles(node: node, sessions: nil, configuration: configuration)
+        await files.start()
+        let fileEvents = await files.events()
+        let picture = (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        let packed = try #require(BeagleFileMessage(fileName: "../../photo.jpg", data: picture).encode())
+        let fragments = try CarrierFragmenter.message(packed, ext: nil, tid: 77)
+        for fragment in fragments { try peer.send(fragment.packet.encode()) }
+        let saved = await fileEvents.first(within: .seconds(30)) { event -> String? in
+            if event.path == .message, case .finished(_, .completed(let path?, _)) = event.event { return path }
+            return nil
+        }
+        #expect(saved == root + "/in/photo.jpg", "a name of ours, in the folder: \(saved ?? "none")")
+        #expect(FileManager.default.contents(atPath: saved ?? "").map(Array.init) == picture)
+
+        let outgoing = root + "/report.pdf"
+        let report = (0..<4000).map { UInt8(truncatingIfNeeded: $0 &* 3) }
+        try Data(report).write(to: URL(fileURLWithPath: outgoing))
+        let before = peer.state.messages.count
+        let key = try await files.send(at: outgoing, to: peerId)
+        let sent = await fileEvents.first(within: .seconds(30)) { event -> Bool? in
+            if event.event.key == key, case .finished(_, let outcome) = event.event {
+                if case .completed = outcome { return true }
+                return false
+            }
+            return nil
+        }
+        #expect(sent == true)
+        var fileJoiner = CarrierReassembler<Int>()
+        var fileMessage: [UInt8]?
+        for bytes in peer.state.messages.dropFirst(before) {
+            guard case .bulk(let fragment)? = try? CarrierPacket.decode(bytes) else { continue }
+            if case .whole(let whole) = fileJoiner.take(fragment, kind: .bulk, from: 0, now: .now) {
+                fileMessage = whole.data
+            }
+        }
+        let received = try #require(fileMessage.flatMap(BeagleFileMessage.decode))
+        #expect(received.fileName == "report.pdf" && received.data == report)
+        await files.stop()
         await node.stop()
     }
 }
