@@ -35,6 +35,29 @@ import Testing
         }
     }
 
+    /// Nor do we reach stock toxcore: beside c-toxcore's own bootstrap daemon
+    /// a stock node joins and a framed one, started with it, does not.
+    @Test func aFramedNodeCannotJoinThroughStockToxcore() async throws {
+        let daemon = try await ToxBootstrapDaemon()
+        let entry = try BootstrapNode(parsing: daemon.entry)
+        var stockOptions = CarrierOptions(bootstrapNodes: [entry])
+        stockOptions.loopbackOnly = true
+        stockOptions.carrierFraming = false
+        var framedOptions = stockOptions
+        framedOptions.carrierFraming = true
+        let stock = try Carrier(options: stockOptions)
+        let framed = try Carrier(options: framedOptions)
+        try await stock.start()
+        try await framed.start()
+        #expect(await stock.waitUntilReady(timeout: .seconds(60)), "a stock node did not join tox-bootstrapd")
+        // What is under test is an absence: 5 s more than the stock node took.
+        #expect(await framed.waitUntilReady(timeout: .seconds(5)) == false)
+        #expect(await framed.reachability().online == false)
+        await stock.stop()
+        await framed.stop()
+        await daemon.kill()
+    }
+
     /// A bootstrap and two peers, all framed, one of them over TCP only:
     /// friends, a message and a bulk message with their receipts, both ways
     /// through the relay; an unframed node's datagrams are dropped.
