@@ -17,6 +17,7 @@ extension Carrier {
         case .friendMessage(let number, let data):
             guard let friend = friendIds[number] else { return }
             lastActivity = clock.now
+            acknowledgementsDue.insert(number)
             handleCarrierPacket(data, from: friend)
         case .friendReadReceipt(let number, let toxMessageId):
             handleReadReceipt(friend: number, toxMessageId: toxMessageId)

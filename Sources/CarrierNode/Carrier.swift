@@ -90,6 +90,8 @@ public actor Carrier {
     /// Our message ids by friend and toxcore's message id of the piece that
     /// carries the receipt (toxcore's read receipt is Carrier's receipt).
     var toxReceipts: [UInt32: [UInt32: MessageId]] = [:]
+    /// Friends whose friend messages came in this iteration (`acknowledgeMessages`).
+    var acknowledgementsDue: Set<UInt32> = []
     /// Bulk messages, invites and replies coming in, in pieces.
     var reassembler: CarrierReassembler<UserId>
 
@@ -298,6 +300,7 @@ public actor Carrier {
         tox_iterate(tox, buffer.pointer)
         thread.rearm()
         for event in buffer.drain() { handle(event) }
+        acknowledgeMessages()
         updateConnection()
         switch recovery.due(now: clock.now) {
         case .rebootstrap? where !options.bootstrapNodes.isEmpty:
