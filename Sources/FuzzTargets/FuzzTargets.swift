@@ -19,7 +19,8 @@ public enum FuzzTargets {
         ("sdp", sdp), ("signal", signal), ("rtp", rtp), ("rtcp", rtcp), ("dcep", SctpFuzzEntry.dcep),
         ("file-message", FileTransferFuzzEntry.message), ("node-packet", NodeFuzzEntry.packet),
         ("node-reassembly", NodeFuzzEntry.reassembly), ("express-records", NodeFuzzEntry.express),
-        ("names", names), ("carrier-packet", carrierPacket),
+        ("names", names), ("carrier-packet", carrierPacket), ("carrier-express", carrierExpress),
+        ("beagle-file", beagleFile),
         ("wav", mediaFile { _ = try WavFile(path: $0).audio }),
         ("ogg-opus", mediaFile { _ = try OggOpusFile(path: $0).packets.count }),
         ("ivf", mediaFile { _ = try IvfFile(path: $0).frames.count }),
@@ -72,6 +73,24 @@ public enum FuzzTargets {
         guard let packet = try? CarrierPacket.decode(bytes) else { return }
         precondition(
             (try? CarrierPacket.decode(packet.encode())) == packet, "a packet that does not survive its own encoding")
+    }
+
+    /// A pull answer of Carrier's Express API, a record's pullmsg, and an
+    /// `until` parameter, as a node or a client reads them.
+    static func carrierExpress(_ bytes: [UInt8]) {
+        for box in CarrierExpress.records(bytes) ?? [] { _ = CarrierPullMessage.decode(box) }
+        if let message = CarrierPullMessage.decode(bytes) {
+            precondition(
+                CarrierPullMessage.decode(message.encode()) == message, "a pullmsg that does not survive itself")
+        }
+        _ = CarrierExpress.timestamp(
+            until: String(decoding: bytes.prefix(300), as: UTF8.self), nodeKey: [UInt8](repeating: 7, count: 32))
+    }
+
+    /// A message a Carrier app may send as a file.
+    static func beagleFile(_ bytes: [UInt8]) {
+        guard let file = BeagleFileMessage.decode(bytes), let packed = file.encode() else { return }
+        precondition(BeagleFileMessage.decode(packed) == file, "a file message that does not survive its packing")
     }
 
     static func signal(_ bytes: [UInt8]) {
