@@ -93,16 +93,8 @@ import Testing
     @Test func aChunkedPutOverHttpsIsStored() async throws {
         let root = temporaryDirectory("carrier-express-tls")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let openssl = try ChildProcess(
-            executable: URL(fileURLWithPath: "/usr/bin/openssl"),
-            arguments: [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-                root + "/key.pem", "-out", root + "/cert.pem", "-days", "1", "-subj", "/CN=127.0.0.1",
-            ])
-        #expect(await openssl.waitForExit(timeout: .seconds(30)) == 0, "\(openssl.stderr)")
-        let tls = HttpServer.Tls(
-            certificate: try String(contentsOfFile: root + "/cert.pem", encoding: .utf8),
-            key: try String(contentsOfFile: root + "/key.pem", encoding: .utf8))
+        let pem = try await SelfSignedCertificate.make(in: root)
+        let tls = HttpServer.Tls(certificate: pem.certificate, key: pem.key)
         let endpoint = try ExpressEndpoint(configuration: ExpressService.Configuration(), tls: tls)
         defer { endpoint.stop() }
         let alice = try User()

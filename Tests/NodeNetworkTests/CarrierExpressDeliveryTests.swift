@@ -12,16 +12,8 @@ import Testing
 /// message and a friend request there.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct CarrierExpressDeliveryTests {
     static func httpsEndpoint(_ root: String) async throws -> ExpressEndpoint {
-        let openssl = try ChildProcess(
-            executable: URL(fileURLWithPath: "/usr/bin/openssl"),
-            arguments: [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-                root + "/key.pem", "-out", root + "/cert.pem", "-days", "1", "-subj", "/CN=127.0.0.1",
-            ])
-        #expect(await openssl.waitForExit(timeout: .seconds(30)) == 0, "\(openssl.stderr)")
-        let tls = HttpServer.Tls(
-            certificate: try String(contentsOfFile: root + "/cert.pem", encoding: .utf8),
-            key: try String(contentsOfFile: root + "/key.pem", encoding: .utf8))
+        let pem = try await SelfSignedCertificate.make(in: root)
+        let tls = HttpServer.Tls(certificate: pem.certificate, key: pem.key)
         return try ExpressEndpoint(configuration: ExpressService.Configuration(), tls: tls)
     }
 

@@ -41,8 +41,8 @@ import Testing
         #expect(await callee.carrierTurnServer() == nil, "only a node told to derives them")
 
         // The caller gathers relay candidates only: the call connects through coturn or not at all.
-        let calling = try await Self.client(caller, relayOnly: true)
-        let answering = try await Self.client(callee, relayOnly: false)
+        let calling = try await TurnFromExpressTests.client(caller, relayOnly: true)
+        let answering = try await TurnFromExpressTests.client(callee, relayOnly: false)
         let callerEvents = await calling.events()
         let calleeEvents = await answering.events()
         let call = try await calling.makeCall(to: callee.userId.description, options: [.data])
@@ -57,17 +57,5 @@ import Testing
         await answering.stop()
         for node in [caller, callee] { await node.stop() }
         await coturn.stop()
-    }
-
-    static func client(_ node: Carrier, relayOnly: Bool) async throws -> CallClient {
-        let provider = try await CarrierSignalingProvider(carrier: node)
-        var peer = PeerConfiguration(localAddresses: ["127.0.0.1"])
-        peer.relayOnly = relayOnly
-        let client = CallClient(
-            provider: provider,
-            configuration: .init(
-                peer: peer, timeouts: .init(ringing: 30, disconnectGrace: 3), mayCall: { await provider.isFriend($0) }))
-        await client.start()
-        return client
     }
 }

@@ -11,11 +11,11 @@ import Testing
 /// hands out time-limited credentials, and calls between friends add them to
 /// ICE by themselves. coturn runs on 127.0.0.1 for the test.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct TurnFromExpressTests {
-    static func client(_ node: Carrier) async throws -> CallClient {
+    /// A call client on `node`; `relayOnly`: relay candidates only, so its calls connect through TURN or not at all.
+    static func client(_ node: Carrier, relayOnly: Bool = true) async throws -> CallClient {
         let provider = try await CarrierSignalingProvider(carrier: node)
-        // Relay candidates only: the call can only connect through coturn.
         var peer = PeerConfiguration(localAddresses: ["127.0.0.1"])
-        peer.relayOnly = true
+        peer.relayOnly = relayOnly
         let client = CallClient(
             provider: provider,
             configuration: .init(
