@@ -10,7 +10,7 @@ import Foundation
 /// reference library's own bytes (`packets.json` in CarrierWireTests) and
 /// read what our node sends it.
 ///
-/// Threads: its loop runs in a task of its own (`start`); toxcore's
+/// Threads: its loop runs on a thread of its own (`start`); toxcore's
 /// callbacks fire inside `tox_iterate` there. Every toxcore call and every
 /// read of what the callbacks saw holds `lock`.
 final class BareCarrierPeer: @unchecked Sendable {
@@ -21,12 +21,14 @@ final class BareCarrierPeer: @unchecked Sendable {
         /// handler for them: counted only to see them arrive).
         var customPackets: [[UInt8]] = []
         var friendConnected = false
+        /// Its toxcore says it is on the network.
+        var online = false
     }
 
     private let tox: OpaquePointer
     private let lock = NSLock()
     private var seen = Seen()
-    private var loop: Task<Void, Never>?
+    private var stopped = false
 
     init(bootstrap: BootstrapNode, statusMessage: [UInt8]) throws {
         var error = TOX_ERR_OPTIONS_NEW_OK
@@ -50,15 +52,15 @@ final class BareCarrierPeer: @unchecked Sendable {
             guard let data, let peer = BareCarrierPeer.from(user) else { return }
             peer.seen.customPackets.append(Array(UnsafeBufferPointer(start: data, count: length)))
         }
+        tox_callback_self_connection_status(tox) { _, status, user in
+            BareCarrierPeer.from(user)?.seen.online = status != TOX_CONNECTION_NONE
+        }
         tox_callback_friend_connection_status(tox) { _, _, status, user in
             BareCarrierPeer.from(user)?.seen.friendConnected = status != TOX_CONNECTION_NONE
         }
     }
 
-    deinit {
-        loop?.cancel()
-        tox_kill(tox)
-    }
+    deinit { tox_kill(tox) }
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -69,21 +71,25 @@ final class BareCarrierPeer: @unchecked Sendable {
         user.map { Unmanaged<BareCarrierPeer>.fromOpaque($0).takeUnretainedValue() }
     }
 
-    /// Runs toxcore's loop until `stop`, at toxcore's own interval.
+    /// Runs toxcore's loop until `stop`, at toxcore's own interval, on a
+    /// thread of its own: on the test pool's threads, busy with other suites
+    /// on CI's two cores, it iterated too seldom to find our node in 90 s.
     func start() {
-        loop = Task.detached { [weak self] in
-            while !Task.isCancelled {
-                guard let self else { return }
+        let thread = Thread { [weak self] in
+            while let self, !self.lock.withLock({ self.stopped }) {
                 let interval = self.lock.withLock { () -> UInt32 in
                     tox_iterate(self.tox, Unmanaged.passUnretained(self).toOpaque())
                     return tox_iteration_interval(self.tox)
                 }
-                try? await Task.sleep(for: .milliseconds(Int(interval)))  // the peer's event loop
+                usleep(interval * 1000)  // the peer's event loop
             }
         }
+        thread.name = "bare-carrier-peer"
+        thread.start()
     }
 
-    func stop() { loop?.cancel() }
+    /// Ends the loop (it exits within one interval).
+    func stop() { lock.withLock { stopped = true } }
 
     /// What the callbacks saw so far.
     var state: Seen { lock.withLock { seen } }
