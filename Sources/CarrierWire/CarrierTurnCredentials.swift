@@ -24,8 +24,8 @@ public struct CarrierTurnCredentials: Equatable, Sendable {
     public static let port: UInt16 = 3478
     /// The network's TURN realm.
     public static let realm = "elastos.org"
-    /// Bytes of the nonce in the username.
-    public static let nonceSize = 24
+    /// Bytes of the nonce in the username (a box nonce's size, drawn the same way).
+    public static let nonceSize = CarrierExpress.nonceSize
 
     /// Credentials for the holder of `secretKey` on the relay with
     /// `relayPublicKey` at `server`, with `nonce` (24 random bytes: give
@@ -57,16 +57,11 @@ public struct CarrierTurnCredentials: Equatable, Sendable {
     }
 
     /// 24 random bytes for `derive`.
-    public static func randomNonce() -> [UInt8] {
-        var nonce = [UInt8](repeating: 0, count: nonceSize)
-        randombytes_buf(&nonce, nonceSize)
-        return nonce
-    }
+    public static func randomNonce() -> [UInt8] { CarrierExpress.randomNonce() }
 
     private static func password(secretKey: [UInt8], peerPublicKey: [UInt8], nonce: [UInt8]) -> String? {
-        var shared = [UInt8](repeating: 0, count: Int(crypto_box_BEFORENMBYTES))
+        guard var shared = CarrierExpress.sharedKey(secretKey: secretKey, publicKey: peerPublicKey) else { return nil }
         defer { sodium_memzero(&shared, shared.count) }
-        guard crypto_box_beforenm(&shared, peerPublicKey, secretKey) == 0 else { return nil }
         var mac = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha256_BYTES))
         var state = crypto_auth_hmacsha256_state()
         crypto_auth_hmacsha256_init(&state, shared, shared.count)
