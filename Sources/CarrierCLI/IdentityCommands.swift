@@ -81,7 +81,9 @@ struct IdCommand: Command {
             output.log("warning: the secret key is the identity; whoever has it is this node")
         }
         if let path = arguments.value("--export-carrier-data") {
-            try writePrivate(await node.exportCarrierData(), to: path)
+            if case .failure(let failure) = PrivateFiles.write(await node.exportCarrierData(), to: path) {
+                throw UsageError("\(failure)")
+            }
             text += "\ncarrier.data written to \(path)"
             json["carrierData"] = path
             output.log("warning: \(path) holds the secret key; whoever has it is this node")
@@ -98,22 +100,6 @@ struct IdCommand: Command {
         do { return try CarrierDataFile.decode(Array(data)) } catch {
             throw UsageError("\(path): \(error)")
         }
-    }
-
-    private static func writePrivate(_ bytes: [UInt8], to path: String) throws {
-        let fd: Int32
-        switch PrivateFiles.create(path) {
-        case .success(let opened): fd = opened
-        case .failure(let failure): throw UsageError("\(failure)")
-        }
-        defer { close(fd) }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            guard count > 0 else { throw UsageError("cannot write \(path): \(String(cString: strerror(errno)))") }
-            written += count
-        }
-        guard fsync(fd) == 0 else { throw UsageError("cannot write \(path): \(String(cString: strerror(errno)))") }
     }
 }
 

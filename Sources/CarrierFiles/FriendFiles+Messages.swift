@@ -64,16 +64,12 @@ extension FriendFiles {
         }
         let name = SafeFileName.make(file.fileName)
         for attempt in 0..<100 {
-            let candidate = attempt == 0 ? name : "\(attempt)-\(name)"
-            let path = directory + "/" + candidate
-            guard case .success(let fd) = PrivateFiles.create(path) else { continue }  // taken: the next name
-            let written = file.data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            close(fd)
-            guard written == file.data.count else {
-                unlink(path)
-                return emit(.finished(key, .failed("cannot write \(path)")), .message)
+            let path = directory + "/" + (attempt == 0 ? name : "\(attempt)-\(name)")
+            switch PrivateFiles.write(file.data, to: path) {
+            case .success: return emit(.finished(key, .completed(path: path, bytes: size)), .message)
+            case .failure(let failure) where failure.code == EEXIST: continue  // taken: the next name
+            case .failure(let failure): return emit(.finished(key, .failed("\(failure)")), .message)
             }
-            return emit(.finished(key, .completed(path: path, bytes: size)), .message)
         }
         emit(.finished(key, .failed("no free name for \(name) in \(directory)")), .message)
     }

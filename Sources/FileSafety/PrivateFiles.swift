@@ -40,6 +40,34 @@ public enum PrivateFiles {
         return .success(descriptor)
     }
 
+    /// Creates `path` as `create` does and writes `bytes` to it whole, on
+    /// disk (fsync) before it returns. A file that could not be written whole
+    /// is removed: what is there is all of it or nothing.
+    public static func write(_ bytes: [UInt8], to path: String) -> Result<Void, Failure> {
+        let descriptor: Int32
+        switch create(path) {
+        case .success(let opened): descriptor = opened
+        case .failure(let failure): return .failure(failure)
+        }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return abandon(descriptor, path) }
+            written += count
+        }
+        guard fsync(descriptor) == 0 else { return abandon(descriptor, path) }
+        close(descriptor)
+        return .success(())
+    }
+
+    private static func abandon(_ descriptor: Int32, _ path: String) -> Result<Void, Failure> {
+        let code = errno == 0 ? EIO : errno
+        close(descriptor)
+        unlink(path)
+        return .failure(Failure(path: path, code: code))
+    }
+
     /// Makes a folder and its missing parents, each new one with mode 0700.
     /// An existing folder is kept as it is; an existing symbolic link or
     /// file at the last component is refused.

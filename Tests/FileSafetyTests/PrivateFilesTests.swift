@@ -27,6 +27,18 @@ import Testing
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "precious")
     }
 
+    /// Bytes written whole into a new private file; an existing file is kept as it was.
+    @Test func bytesGoWholeIntoANewFileOnly() throws {
+        let path = temporaryPath("whole")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let bytes = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        #expect(throws: Never.self) { try PrivateFiles.write(bytes, to: path).get() }
+        #expect(FileManager.default.contents(atPath: path).map(Array.init) == bytes)
+        #expect(mode(path) == 0o600)
+        #expect(throws: PrivateFiles.Failure(path: path, code: EEXIST)) { try PrivateFiles.write([1], to: path).get() }
+        #expect(FileManager.default.contents(atPath: path).map(Array.init) == bytes)
+    }
+
     /// A link where a file would go (to a file the user can write) is refused, and its target untouched.
     @Test func aSymbolicLinkIsRefusedAndItsTargetUntouched() throws {
         let target = temporaryPath("target")
