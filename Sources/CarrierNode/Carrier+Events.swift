@@ -93,8 +93,8 @@ extension Carrier {
             linkRefresh.friendConnection(friend, up: isConnected, online: connected, now: clock.now)
         }
         fileLinkChanged(friend, connected: isConnected)
-        // A friend back online may have left messages on Express while we were away.
         friends[friend]?.linkUpAt = isConnected ? clock.now : nil
+        // A friend back online may have left messages on Express while we were away.
         if isConnected {
             // What we take beyond Carrier; a Carrier peer's toxcore drops it.
             try? enqueue(extra: .hello(features: .ours), to: number, friend: friend)

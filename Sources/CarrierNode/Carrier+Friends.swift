@@ -173,12 +173,16 @@ extension Carrier {
         let parts = target.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         guard let id = UserId(parts[0]) else { throw .invalidUserId(parts[0]) }
         guard parts.count == 2 else { return (id, nil) }
-        let name = parts[1]
+        try Self.checkExtensionName(parts[1])
+        return (id, parts[1])
+    }
+
+    /// An extension's name: 1 to 31 bytes without ':' (Carrier's rule).
+    static func checkExtensionName(_ name: String) throws(CarrierError) {
         guard !name.isEmpty, name.utf8.count <= CarrierLimits.maxExtensionName, !name.contains(":") else {
             throw .invalidArgument(
                 "extension name \"\(name)\" must be 1 to \(CarrierLimits.maxExtensionName) bytes without ':'")
         }
-        return (id, name)
     }
 
     /// A friend's hello comes with its link, in the first round trips: one
@@ -192,9 +196,7 @@ extension Carrier {
     public func speaksOurExtras(_ friend: UserId) async -> Bool? {
         guard let since = friends[friend]?.linkUpAt else { return nil }
         let left = Self.helloWait - (clock.now - since)
-        if friends[friend]?.extras.isEmpty == true, left > .zero {
-            try? await Task.sleep(for: left)  // the hello's bound: it comes in that time or not at all
-        }
+        if left > .zero { _ = await wait(timeout: left, until: .friendHelloOrGone(friend)) }
         guard friends[friend]?.linkUpAt != nil else { return nil }
         return friends[friend]?.extras.isEmpty == false
     }

@@ -215,10 +215,7 @@ extension Carrier {
     /// `userId:name` arrive on the returned stream instead of `events()`.
     /// Registering again replaces the previous stream.
     public func registerExtension(_ name: String) throws(CarrierError) -> AsyncStream<CarrierEvent> {
-        guard !name.isEmpty, name.utf8.count <= CarrierLimits.maxExtensionName, !name.contains(":") else {
-            throw .invalidArgument(
-                "extension name \"\(name)\" must be 1 to \(CarrierLimits.maxExtensionName) bytes without ':'")
-        }
+        try Self.checkExtensionName(name)
         if var previous = extensionHubs.removeValue(forKey: name) { previous.finish() }
         var extensionHub = EventHub<CarrierEvent>()
         let stream = extensionHub.subscribe { _ in }

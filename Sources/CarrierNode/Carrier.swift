@@ -143,6 +143,8 @@ public actor Carrier {
         case ready
         case friendConnected(UserId)
         case friendLink(UserId, FriendLink)
+        /// The friend said hello on its link, or the link is down.
+        case friendHelloOrGone(UserId)
     }
 
     func holds(_ condition: WaitCondition) -> Bool {
@@ -150,6 +152,7 @@ public actor Carrier {
         case .ready: isReady
         case .friendConnected(let id): friends[id]?.connected == true
         case .friendLink(let id, let link): friends[id]?.link == link
+        case .friendHelloOrGone(let id): friends[id]?.extras.isEmpty == false || friends[id]?.linkUpAt == nil
         }
     }
 
@@ -388,7 +391,7 @@ public actor Carrier {
             switch waiter.condition {
             case .friendConnected(let id), .friendLink(let id, _):
                 if friends[id]?.connected == false { awaited.insert(id) }
-            case .ready:
+            case .ready, .friendHelloOrGone:  // a hello is waited for on a link that is up
                 break
             }
         }

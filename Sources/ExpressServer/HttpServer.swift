@@ -82,7 +82,6 @@ public final class HttpServer: @unchecked Sendable {
     /// Cuts overdue requests every half second.
     private let reaper: DispatchSourceTimer
 
-    /// Listens on `host` (an IPv4 address) and `port` (0 picks a free one).
     /// A certificate and its key, PEM, for HTTPS (Carrier's clients speak only HTTPS).
     public struct Tls: Sendable {
         /// The certificate (chain), PEM.
@@ -97,7 +96,8 @@ public final class HttpServer: @unchecked Sendable {
         }
     }
 
-    /// Listens on `host:port` (0: a free port), over HTTPS when `tls` is given.
+    /// Listens on `host` (an IPv4 address) and `port` (0 picks a free one),
+    /// over HTTPS when `tls` is given.
     public init(
         host: String, port: UInt16, limits: Limits, tls: Tls? = nil,
         handler: @escaping @Sendable (HttpRequest) -> HttpResponse
