@@ -216,16 +216,7 @@ extension FileTransferTests {
             let secondKey = try await pair.alice.send(at: other, to: net.bob.userId)
             let secondIncoming = FileTransferKey(friend: net.alice.userId, sha256: secondKey.sha256, outgoing: false)
             let bobSide = Task {
-                await next(bobEvents, within: .seconds(60)) { event -> FileTransferOutcome? in
-                    switch event.event {
-                    case .offered(let offer) where offer.key == secondIncoming:
-                        try? await pair.bob.accept(offer.key, into: inbox)
-                    case .progress(secondIncoming, _, _): try? await pair.bob.pause(secondIncoming)
-                    case .finished(secondIncoming, let outcome): return outcome
-                    default: break
-                    }
-                    return nil
-                }
+                await ends(bobEvents, pair.bob, taking: secondIncoming, into: inbox, pausing: true)
             }
             let paused = await next(aliceEvents, within: .seconds(60)) { event -> Bool? in
                 if case .paused(secondKey, byPeer: true) = event.event { return true }
@@ -259,17 +250,7 @@ extension FileTransferTests {
             let aliceEvents = await pair.alice.events()
             let key = try await pair.alice.send(at: source, to: net.bob.userId)
             let incoming = FileTransferKey(friend: net.alice.userId, sha256: key.sha256, outgoing: false)
-            let bobSide = Task {
-                await next(bobEvents, within: .seconds(60)) { event -> FileTransferOutcome? in
-                    switch event.event {
-                    case .offered(let offer) where offer.key == incoming:
-                        try? await pair.bob.accept(offer.key, into: inbox)
-                    case .finished(incoming, let outcome): return outcome
-                    default: break
-                    }
-                    return nil
-                }
-            }
+            let bobSide = Task { await ends(bobEvents, pair.bob, taking: incoming, into: inbox) }
             let senderEnd = await next(aliceEvents, within: .seconds(60)) { event -> FileTransferOutcome? in
                 switch event.event {
                 case .progress(key, _, _): try? await pair.alice.pause(key)
@@ -405,6 +386,24 @@ private func next(
         return nil
     }
     return seen.withLock { $0 }
+}
+
+/// How a receiver's transfer of `incoming` ends (within 60 s): `files`
+/// accepts it into `inbox` when it is offered and, `pausing`, pauses it at
+/// each progress.
+private func ends(
+    _ events: AsyncStream<FriendFileEvent>, _ files: FriendFiles, taking incoming: FileTransferKey,
+    into inbox: String, pausing: Bool = false
+) async -> FileTransferOutcome? {
+    await next(events, within: .seconds(60)) { event -> FileTransferOutcome? in
+        switch event.event {
+        case .offered(let offer) where offer.key == incoming: try? await files.accept(offer.key, into: inbox)
+        case .progress(incoming, _, _) where pausing: try? await files.pause(incoming)
+        case .finished(incoming, let outcome): return outcome
+        default: break
+        }
+        return nil
+    }
 }
 
 /// The first non-nil answer of `body` for the next events, within `timeout`
