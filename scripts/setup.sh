@@ -9,7 +9,8 @@ set -euo pipefail
 # tools the tests start (coturn for TURN, headless Chromium for browser
 # interop, ffmpeg and sox to make and check media files, curl as the client
 # through port forwards, PostgreSQL servers for the Express cluster tests,
-# c-toxcore's tox-bootstrapd for the bootstrap-restart test; flatc, whose
+# c-toxcore's tox-bootstrapd for the bootstrap-restart test, the openssl
+# command for the HTTPS Express tests' throwaway certificates; flatc, whose
 # Python output with PyPI's flatbuffers (the version of flatc's era) checks
 # our Carrier packets independently).
 DEB_PACKAGES=(
@@ -19,7 +20,7 @@ DEB_PACKAGES=(
   libopus-dev libvpx-dev libogg-dev
   libmicrohttpd-dev libsqlite3-dev libpq-dev libcurl4-openssl-dev
   libavformat-dev libavcodec-dev libswresample-dev libswscale-dev libavutil-dev
-  coturn chromium chromium-driver ffmpeg sox curl postgresql toxcore-utils
+  coturn chromium chromium-driver ffmpeg sox curl postgresql toxcore-utils openssl
   nftables iproute2 conntrack tcpdump
   flatbuffers-compiler
 )
