@@ -27,6 +27,7 @@ final class BareCarrierPeer: @unchecked Sendable {
 
     private let tox: OpaquePointer
     private let lock = NSLock()
+    private let bootstrap: BootstrapNode
     private var seen = Seen()
     private var stopped = false
 
@@ -42,8 +43,8 @@ final class BareCarrierPeer: @unchecked Sendable {
         guard let tox = tox_new(options, &newError) else { throw Failure("tox_new: \(newError)") }
         self.tox = tox
         tox_self_set_status_message(tox, statusMessage, statusMessage.count, nil)
-        tox_bootstrap(tox, bootstrap.host, bootstrap.port, bootstrap.publicKey, nil)
-        tox_add_tcp_relay(tox, bootstrap.host, bootstrap.port, bootstrap.publicKey, nil)
+        self.bootstrap = bootstrap
+        askBootstrap()
         tox_callback_friend_message(tox) { _, _, type, data, length, user in
             guard type == TOX_MESSAGE_TYPE_NORMAL, let data, let peer = BareCarrierPeer.from(user) else { return }
             peer.seen.messages.append(Array(UnsafeBufferPointer(start: data, count: length)))
@@ -74,11 +75,19 @@ final class BareCarrierPeer: @unchecked Sendable {
     /// Runs toxcore's loop until `stop`, at toxcore's own interval, on a
     /// thread of its own: on the test pool's threads, busy with other suites
     /// on CI's two cores, it iterated too seldom to find our node in 90 s.
+    /// While it is off the network it asks the bootstrap node again every
+    /// 5 s, as a Carrier app and our node do: one answer lost on a busy
+    /// machine left it alone for good (CI: not online in 60 s).
     func start() {
         let thread = Thread { [weak self] in
+            var lastAsked = ContinuousClock.now
             while let self, !self.lock.withLock({ self.stopped }) {
                 let interval = self.lock.withLock { () -> UInt32 in
                     tox_iterate(self.tox, Unmanaged.passUnretained(self).toOpaque())
+                    if !self.seen.online, ContinuousClock.now - lastAsked > .seconds(5) {
+                        lastAsked = .now
+                        self.askBootstrap()
+                    }
                     return tox_iteration_interval(self.tox)
                 }
                 usleep(interval * 1000)  // the peer's event loop
@@ -86,6 +95,12 @@ final class BareCarrierPeer: @unchecked Sendable {
         }
         thread.name = "bare-carrier-peer"
         thread.start()
+    }
+
+    /// Its bootstrap node, as a DHT node and a TCP relay (`lock` held, or before `start`).
+    private func askBootstrap() {
+        tox_bootstrap(tox, bootstrap.host, bootstrap.port, bootstrap.publicKey, nil)
+        tox_add_tcp_relay(tox, bootstrap.host, bootstrap.port, bootstrap.publicKey, nil)
     }
 
     /// Ends the loop (it exits within one interval).
