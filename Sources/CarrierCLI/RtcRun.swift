@@ -58,7 +58,16 @@ actor RtcRun {
     func run() async -> RtcSummary {
         let events = await client.events()
         await client.start()
-        let eventTask = Task { for await event in events { await handle(event) } }
+        // The offerer reads its events once makeCall has named the call: the call
+        // may connect while makeCall still waits for the files to open (longer on a
+        // cold cache than the 35 ms a loopback call takes), and the stream keeps
+        // the events meanwhile.
+        let eventsRead = AsyncLatch()
+        let eventTask = Task {
+            await eventsRead.wait()
+            for await event in events { await handle(event) }
+        }
+        if plan.role != "offer" { eventsRead.open() }
         let signalingEnded = Task {
             await signaling.waitUntilClosed()
             // The end of stdin ends the run, once an offer that came before it is answered.
@@ -98,6 +107,7 @@ actor RtcRun {
             } catch {
                 finish("\(error)")
             }
+            eventsRead.open()
         }
         if !done { await withCheckedContinuation { finished = $0 } }
         // Hang up (a bye, unless the peer said it first) and wait for the call to close.

@@ -145,6 +145,9 @@ public actor CallClient {
 
     /// Calls a peer. Audio is always offered (every call has an audio section,
     /// whose RTCP also tells that the peer is alive); add `.video` and `.data`.
+    /// It returns once `media`'s files are open, and the call may have rung or
+    /// connected by then: take `events()` before calling, and read the stream
+    /// for this call's id after it returns, so that no event is missed.
     public func makeCall(to peer: String, options: [RtcSignal.MediaOption] = [.audio], media: CallMedia = CallMedia())
         async throws -> Call
     {

@@ -61,6 +61,41 @@ import Testing
         #expect(log.components(separatedBy: "stats: ").count >= 3)
     }
 
+    /// The call can connect before the offerer's files have opened (a cold
+    /// cache, a slow disk): the run still sees it connect, sends, and ends.
+    /// The audio comes through a FIFO that is written only once the answerer
+    /// has connected, so the offerer's open is still blocked at that moment.
+    @Test func offererWhoseFileOpensAfterTheCallConnects() async throws {
+        let root = temporaryDirectory("media-late-file")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let fifo = root + "/audio.wav"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let peers = Task {
+            try await WiredPeers.run(
+                WiredPeers.carrier([
+                    "rtc", "offer", "--host-ip", "127.0.0.1", "--audio", fifo, "--timeout", "30",
+                ]),
+                WiredPeers.carrier([
+                    "rtc", "answer", "--host-ip", "127.0.0.1", "--record", root + "/rec", "--timeout", "30",
+                ]), logs: root + "/log")
+        }
+        let connected = await eventually(within: .seconds(20)) {
+            let log = (try? String(contentsOfFile: root + "/log.second.err", encoding: .utf8)) ?? ""
+            return log.contains("connection connected")
+        }
+        #expect(connected)
+        // Blocks until the offerer opens its end, then writes the file through.
+        let written = Task.detached {
+            try Data(contentsOf: URL(fileURLWithPath: Self.wav)).write(to: URL(fileURLWithPath: fifo))
+        }
+        let (status, theirStatus) = try await peers.value
+        try await written.value
+        #expect(status == 0 && theirStatus == 0)
+        let log = try String(contentsOfFile: root + "/log.first.err", encoding: .utf8)
+        #expect(log.contains("offer: connected"))
+        try Self.checkAudio(root + "/rec/audio.wav", seconds: 5)
+    }
+
     /// aiortc records with its own decoders; its jitter buffer keeps the last
     /// video frame when the call ends (one frame of slack).
     @Test func carrierSendsAndAiortcRecords() async throws {
