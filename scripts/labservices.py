@@ -81,21 +81,41 @@ class Coturn:
     """coturn on 203.0.113.1 (turn.lab.test): UDP and TCP on 3478, TLS on
     5349, REST secret; relays on 40000-40999."""
 
-    def __init__(self, lab, work):
+    def __init__(self, lab, work, denied_peers=None):
         self.lab = lab
         self.work = work
         self.secret = "lab-%d" % os.getpid()
         self.ca_file = os.path.join(work, "lab-ca.pem")
+        self.process = None
         self._certificates()
-        log = open(os.path.join(work, "coturn.log"), "w")
-        lab.start("pub", ["turnserver", "-n", f"--listening-ip={netlab.SERVER_IP}", f"--relay-ip={netlab.SERVER_IP}",
-                          f"--listening-port={TURN_PORT}", f"--tls-listening-port={TURNS_PORT}",
-                          "--min-port=40000", "--max-port=40999", "--use-auth-secret",
-                          f"--static-auth-secret={self.secret}", "--realm=lab.test", "--no-cli", "--no-dtls",
-                          f"--cert={work}/turn.pem", f"--pkey={work}/turn.key", "--log-file=stdout", "--simple-log"],
-                  stdout=log, stderr=log)
+        self.start(denied_peers)
+
+    def start(self, denied_peers=None):
+        """Starts coturn (stopping the one running: every allocation is gone).
+        `denied_peers` ("first-last" address ranges) are refused as peers
+        with 403, as `denied-peer-ip` does on a hardened server."""
+        self.stop()
+        log = open(os.path.join(self.work, "coturn.log"), "a")
+        denied = [f"--denied-peer-ip={r}" for r in denied_peers or []]
+        w = self.work
+        self.process = self.lab.start(
+            "pub", ["turnserver", "-n", f"--listening-ip={netlab.SERVER_IP}", f"--relay-ip={netlab.SERVER_IP}",
+                    f"--listening-port={TURN_PORT}", f"--tls-listening-port={TURNS_PORT}",
+                    "--min-port=40000", "--max-port=40999", "--use-auth-secret",
+                    f"--static-auth-secret={self.secret}", "--realm=lab.test", "--no-cli", "--no-dtls",
+                    f"--cert={w}/turn.pem", f"--pkey={w}/turn.key", "--log-file=stdout", "--simple-log"] + denied,
+            stdout=log, stderr=log)
         for port in (TURN_PORT, TURNS_PORT):
             self._wait_for(port)
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
 
     def _certificates(self):
         """A CA of the lab's and a certificate for turn.lab.test (and its address) signed by it."""

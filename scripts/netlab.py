@@ -25,12 +25,15 @@ none is linked to the machine's own network, and each gets a resolv.conf of
 its own (nameserver 127.0.0.1) and a hosts file with the lab's names
 (turn.lab.test and the others in NAMES), so nothing can leave the lab.
 
-As on the internet, a packet to another site's private address is routed and
-then lost, not refused at once: the public network and the routers send
-198.18.0.0/15 (past their own site) into a "sink": a veth pair whose other
-end stays down, so the kernel takes each packet and drops it. Without it a
-TURN server's send to a peer's host candidate failed with ENETUNREACH, and
-coturn closes the whole allocation on that error.
+As on the internet, a packet from a router to another site's private
+address is routed and then lost, not refused at once: the routers send
+198.18.0.0/15 (past their own site) into a "sink", a veth pair whose other
+end stays down, so the kernel takes each packet and drops it. The public
+network's host, where the TURN server runs, black-holes the range instead,
+as a hardened server does (`ip route add blackhole`): a send there fails at
+once with EINVAL, and coturn 4.6 closes the whole allocation on that error,
+so a client must never ask it to relay there (`set_server_routes("sink")`
+gives the gentler host).
 
 As a program: `netlab.py up` builds the lab and prints its namespace names,
 `netlab.py down PREFIX` removes one. As a module: `with Lab() as lab:`.
@@ -114,7 +117,7 @@ class Lab:
         self.sh("pub", "ip", "link", "add", "br0", "type", "bridge")
         self.sh("pub", "ip", "addr", "add", f"{SERVER_IP}/24", "dev", "br0")
         self.sh("pub", "ip", "link", "set", "br0", "up")
-        self.sink("pub")
+        self.set_server_routes("blackhole")
         self.link("pub", "to-p", "p", "wan", bridge=True)
         self.sh("p", "ip", "addr", "add", f"{PUBLIC_HOST_IP}/24", "dev", "wan")
         for site, (lan, wan_ip) in SITES.items():
@@ -144,10 +147,23 @@ class Lab:
         """Routes the private range into a link of `name` whose other end is
         down: sends succeed and the packets vanish (this kernel may lack the
         dummy link type)."""
-        run("ip", "link", "add", "sink", "netns", self.ns(name), "type", "veth", "peer", "name", "sink-end",
-            "netns", self.ns(name))
+        if self.sh(name, "ip", "link", "show", "sink", check=False).returncode != 0:
+            run("ip", "link", "add", "sink", "netns", self.ns(name), "type", "veth", "peer", "name", "sink-end",
+                "netns", self.ns(name))
         self.sh(name, "ip", "link", "set", "sink", "up")
-        self.sh(name, "ip", "route", "add", PRIVATE_RANGE, "dev", "sink")
+        self.sh(name, "ip", "route", "replace", PRIVATE_RANGE, "dev", "sink")
+
+    def set_server_routes(self, kind):
+        """How the public network's host treats the sites' private range:
+        "blackhole" (a send fails at once, as on a hardened server) or "sink"
+        (packets are taken and vanish)."""
+        self.sh("pub", "ip", "route", "del", PRIVATE_RANGE, check=False)
+        if kind == "blackhole":
+            self.sh("pub", "ip", "route", "add", "blackhole", PRIVATE_RANGE)
+        elif kind == "sink":
+            self.sink("pub")
+        else:
+            raise LabError(f"no server routes called {kind}: blackhole, sink")
 
     def set_nat(self, site, kind):
         """Gives site `a` or `b`'s router the NAT `kind` (one of NATS), and

@@ -21,8 +21,8 @@ public final class IceAgent: @unchecked Sendable {
     let streamId: UInt32
     private let callbacks: Callbacks
     private var signalIds: [UInt] = []
-    /// One per `turns:` server, for the agent's life.
-    private var tlsBridges: [TurnTlsBridge] = []
+    /// One per TURN server, for the agent's life: what libnice talks to instead of the server.
+    private var bridges: [TurnBridge] = []
     /// Recursive: libnice emits some of its signals on the thread that called
     /// it (a state change inside `nice_agent_set_remote_candidates`,
     /// `gather_candidates` or `restart_stream`), so a handler may run inside
@@ -109,34 +109,14 @@ public final class IceAgent: @unchecked Sendable {
             loop.stop()
             throw .setup("nice_agent_add_stream failed")
         }
-        var bridges: [TurnTlsBridge] = []
-        for turn in configuration.turnServers {
-            var (host, port, type) = (turn.host, turn.port, NICE_RELAY_TYPE_TURN_UDP)
-            switch turn.transport {
-            case .udp: break
-            case .tcp: type = NICE_RELAY_TYPE_TURN_TCP
-            case .tls:
-                // libnice would speak plain TCP to a TLS port (`TurnTlsBridge`).
-                do {
-                    let bridge = try TurnTlsBridge(host: turn.host, port: turn.port)
-                    bridges.append(bridge)
-                    (host, port, type) = ("127.0.0.1", bridge.port, NICE_RELAY_TYPE_TURN_TCP)
-                } catch {
-                    g_object_unref(object)
-                    loop.stop()
-                    throw .setup(error.description)
-                }
-            }
-            guard
-                nice_agent_set_relay_info(
-                    agent, streamId, 1, host, UInt32(port), turn.username, turn.password, type) != 0
-            else {
-                g_object_unref(object)
-                loop.stop()
-                throw .setup("TURN server \(turn.host):\(turn.port) refused by libnice")
-            }
+        do {
+            try putBridges(object)
+        } catch {
+            for bridge in bridges { bridge.close() }
+            g_object_unref(object)
+            loop.stop()
+            throw error
         }
-        tlsBridges = bridges
         connectSignals()
         let receive: NiceAgentRecvFunc = { _, _, _, length, buffer, user in
             guard let buffer, let user, length > 0 else { return }
@@ -148,6 +128,43 @@ public final class IceAgent: @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// Gives libnice each TURN server through a bridge of ours on 127.0.0.1
+    /// (`TurnBridge`), and, when no STUN server is set, the first TURN server
+    /// over UDP as one: libnice takes no server-reflexive address from a TURN
+    /// server it reaches over TCP, and a TURN server answers STUN.
+    private func putBridges(_ object: UnsafeMutableRawPointer) throws(IceError) {
+        let callbacks = callbacks
+        for turn in configuration.turnServers {
+            let name = "\(turn.host):\(turn.port)"
+            let upstream: TurnBridge.Upstream =
+                switch turn.transport {
+                case .udp: .udp
+                case .tcp: .tcp
+                case .tls: .tls
+                }
+            let bridge: TurnBridge
+            do {
+                bridge = try TurnBridge(host: turn.host, port: turn.port, upstream: upstream) {
+                    callbacks.onEvent(.relayLost(server: name))
+                }
+            } catch {
+                throw .setup(error.description)
+            }
+            bridges.append(bridge)
+            guard
+                nice_agent_set_relay_info(
+                    agent, streamId, 1, "127.0.0.1", UInt32(bridge.port), turn.username, turn.password,
+                    NICE_RELAY_TYPE_TURN_TCP) != 0
+            else { throw .setup("TURN server \(name) refused by libnice") }
+        }
+        if configuration.stunServer == nil, !configuration.relayOnly,
+            let first = configuration.turnServers.first(where: { $0.transport == .udp })
+        {
+            cshim_g_object_set_string(object, "stun-server", first.host)
+            cshim_g_object_set_uint(object, "stun-server-port", UInt32(first.port))
+        }
+    }
 
     /// Runs `body` unless the agent is closed; libnice must not see a freed agent.
     func whileOpen<T>(_ fallback: T, _ body: () -> T) -> T {
@@ -276,6 +293,12 @@ public final class IceAgent: @unchecked Sendable {
         }
     }
 
+    /// How we reach the TURN server that gave the relayed address
+    /// `address:port` (`udp`, `tcp` or `tls`); nil for an address no server gave.
+    public func turnTransport(relaying address: String) -> String? {
+        bridges.first { $0.relays(address) }.map { "\($0.upstream)" }
+    }
+
     /// The selected pair as candidate lines, once connected.
     public var selectedPair: (local: String, remote: String)? {
         whileOpen(nil) { pair() }
@@ -332,7 +355,7 @@ public final class IceAgent: @unchecked Sendable {
         lock.unlock()
         guard !alreadyClosed else { return }
         loop.stop()
-        for bridge in tlsBridges { bridge.close() }
+        for bridge in bridges { bridge.close() }
         nice_agent_attach_recv(agent, streamId, 1, nil, nil, nil)
         for id in signalIds { g_signal_handler_disconnect(UnsafeMutableRawPointer(agent), gulong(id)) }
         g_object_unref(UnsafeMutableRawPointer(agent))

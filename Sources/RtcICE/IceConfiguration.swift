@@ -75,4 +75,8 @@ public enum IceEvent: Sendable, Equatable {
     case stateChanged(IceState)
     /// The pair in use changed (local and remote candidate lines).
     case selectedPair(local: String, remote: String)
+    /// A TURN server (`host:port` as configured) dropped our allocation: it
+    /// answered that it has none, or closed our TCP connection. Its relay
+    /// candidate is dead until candidates are gathered again.
+    case relayLost(server: String)
 }

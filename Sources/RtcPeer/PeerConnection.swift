@@ -406,6 +406,8 @@ public actor PeerConnection {
             announce(connection.ice(iceState))
         case .selectedPair(let local, let remote):
             if let path = IcePath(local: local, remote: remote) { Logger("ice").info("pair in use: \(path)") }
+        case .relayLost(let server):
+            Logger("ice").warning("TURN server \(server) dropped our allocation")
         }
     }
 
@@ -441,6 +443,11 @@ public actor PeerConnection {
         if let pair {
             let turn = Set(transport.ice.configuration.turnServers.map { "\($0.transport)" })
             stats.path = IcePath(local: pair.local, remote: pair.remote, turnTransports: turn)
+            if let local = stats.path?.local, local.type == "relay",
+                let reached = transport.ice.turnTransport(relaying: "\(local.address):\(local.port)")
+            {
+                stats.path?.turnTransport = reached  // the bridge knows; libnice ranks every relay as TCP
+            }
         }
         return stats
     }

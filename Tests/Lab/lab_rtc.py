@@ -3,6 +3,11 @@
 
 usage: lab_rtc.py CARRIER [CASE ...]
 
+Every case runs under each condition of the TURN server's host:
+  blackhole  it black-holes the sites' private range (netlab.py): a relayed
+             send there fails at once, and coturn then closes the allocation
+  denied     coturn refuses the range as peers (denied-peer-ip: 403)
+
 Each case moves a file over a data channel between a site behind one router
 and a site behind another (or the public host "p"), each way: the first run
 offers from the first site, the second from the second, the offerer sending.
@@ -41,6 +46,11 @@ CASES = {
     "cone-cone-tls-relay": ("a", "b", "cone", "cone", {"relay_only": True, "servers": ["tls"]}),
 }
 STACKS = ("carrier", "aiortc")
+# condition: (the public host's routes to the sites' range, coturn's denied peers)
+CONDITIONS = {
+    "blackhole": ("blackhole", None),
+    "denied": ("blackhole", ["198.18.0.0-198.19.255.255"]),
+}
 FILE_BYTES = 5 << 20
 
 
@@ -89,7 +99,7 @@ def path_types(summary):
     return f"{path['local']['type']}{turn} → {path['remote']['type']}"
 
 
-def run_case(lab, coturn, stack, case, carrier, work, file, reverse=False, wall=30):
+def run_case(lab, coturn, stack, case, carrier, work, file, reverse=False, wall=30, condition="blackhole"):
     first, second, nat_a, nat_b, options = CASES[case]
     lab.set_nat("a", nat_a)
     lab.set_nat("b", nat_b)
@@ -102,13 +112,13 @@ def run_case(lab, coturn, stack, case, carrier, work, file, reverse=False, wall=
         if os.path.exists(path):
             os.unlink(path)
     direction = f"{offerer_site}→{answerer_site}"
-    env = dict(coturn.env(), WIRE_LOG_PREFIX=os.path.join(work, f"{stack}-{case}-{direction}"))
+    env = dict(coturn.env(), WIRE_LOG_PREFIX=os.path.join(work, f"{stack}-{condition}-{case}-{direction}"))
     started = time.monotonic()
     subprocess.run(["python3", os.path.join(ROOT, "Tests", "Interop", "wire.py"), str(wall), json.dumps(offer),
                     json.dumps(answer)], env=env, capture_output=True, timeout=wall + 15)
     summary = read_json(offer_stats)
     ok = bool(summary.get("transferOk", summary.get("ok")))
-    return {"stack": stack, "case": case, "direction": direction, "ok": ok, "setupMs": summary.get("setupMs"),
+    return {"stack": stack, "condition": condition, "case": case, "direction": direction, "ok": ok, "setupMs": summary.get("setupMs"),
             "iceAfterAnswerMs": after_answer(summary), "path": path_types(summary), "MBps": summary.get("MBps"),
             "seconds": round(time.monotonic() - started, 1)}
 
@@ -126,10 +136,11 @@ def print_table(results):
 
     rows = {}
     for result in results:
-        rows.setdefault((result["case"], result["direction"]), {})[result["stack"]] = result
-    print("| case | direction | carrier | aiortc |\n|---|---|---|---|")
-    for (case, direction), by_stack in rows.items():
-        print(f"| {case} | {direction} | {cell(by_stack.get('carrier'))} | {cell(by_stack.get('aiortc'))} |")
+        rows.setdefault((result["condition"], result["case"], result["direction"]), {})[result["stack"]] = result
+    print("| TURN host | case | direction | carrier | aiortc |\n|---|---|---|---|---|")
+    for (condition, case, direction), by_stack in rows.items():
+        print(f"| {condition} | {case} | {direction} | {cell(by_stack.get('carrier'))} "
+              f"| {cell(by_stack.get('aiortc'))} |")
 
 
 def main():
@@ -145,14 +156,18 @@ def main():
     try:
         with netlab.Lab() as lab:
             coturn = labservices.Coturn(lab, work)
-            for case in cases:
-                for reverse in (False, True):
-                    for stack in STACKS:
-                        result = run_case(lab, coturn, stack, case, carrier, work, file, reverse)
-                        print(json.dumps(result, ensure_ascii=False), flush=True)
-                        results.append(result)
-                        if stack == "carrier":
-                            passed, failed = (passed + 1, failed) if result["ok"] else (passed, failed + 1)
+            for condition, (routes, denied) in CONDITIONS.items():
+                lab.set_server_routes(routes)
+                coturn.start(denied)
+                for case in cases:
+                    for reverse in (False, True):
+                        for stack in STACKS:
+                            result = run_case(lab, coturn, stack, case, carrier, work, file, reverse,
+                                              condition=condition)
+                            print(json.dumps(result, ensure_ascii=False), flush=True)
+                            results.append(result)
+                            if stack == "carrier":
+                                passed, failed = (passed + 1, failed) if result["ok"] else (passed, failed + 1)
     except netlab.LabError as error:
         print(f"lab: cannot build the network lab: {error}", file=sys.stderr)
         failed += 1

@@ -37,6 +37,12 @@ final class BareCarrierPeer: @unchecked Sendable {
         defer { tox_options_free(options) }
         tox_options_set_ipv6_enabled(options, false)
         tox_options_set_local_discovery_enabled(options, false)
+        // A port of its own, as our nodes take (`randomPortRange`): on toxcore's
+        // default first port, which other nodes of the suite had just left, the
+        // bootstrap node's table still named someone else there (CI: not online in 60 s).
+        let start = UInt16.random(in: 34_445...35_444)
+        tox_options_set_start_port(options, start)
+        tox_options_set_end_port(options, start + 99)
         guard let system = cshim_carrier_system() else { throw Failure("no Carrier framing for this toxcore") }
         tox_options_set_operating_system(options, system)
         var newError = TOX_ERR_NEW_OK

@@ -61,7 +61,7 @@ import Testing
         peer.start()
         defer { peer.stop() }
 
-        #expect(await eventually(within: .seconds(60)) { peer.state.online }, "the peer did not join")
+        #expect(await eventually(within: .seconds(90)) { peer.state.online }, "the peer did not join")
         // The request, with the reference's payload, reads as Alice's.
         try peer.addFriend(await node.address(), payload: Reference.friendreq)
         let request = await events.first(within: .seconds(90)) { event -> [String?]? in
