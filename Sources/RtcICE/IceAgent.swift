@@ -145,18 +145,14 @@ public final class IceAgent: @unchecked Sendable {
                 }
             let bridge: TurnBridge
             do {
-                bridge = try TurnBridge(host: turn.host, port: turn.port, upstream: upstream) {
+                bridge = try TurnBridge(host: turn.host, port: turn.port, upstream: upstream) { _ in
                     callbacks.onEvent(.relayLost(server: name))
                 }
             } catch {
                 throw .setup(error.description)
             }
             bridges.append(bridge)
-            guard
-                nice_agent_set_relay_info(
-                    agent, streamId, 1, "127.0.0.1", UInt32(bridge.port), turn.username, turn.password,
-                    NICE_RELAY_TYPE_TURN_TCP) != 0
-            else { throw .setup("TURN server \(name) refused by libnice") }
+            guard setRelay(bridge, turn) else { throw .setup("TURN server \(name) refused by libnice") }
         }
         if configuration.stunServer == nil, !configuration.relayOnly,
             let first = configuration.turnServers.first(where: { $0.transport == .udp })
@@ -164,6 +160,12 @@ public final class IceAgent: @unchecked Sendable {
             cshim_g_object_set_string(object, "stun-server", first.host)
             cshim_g_object_set_uint(object, "stun-server-port", UInt32(first.port))
         }
+    }
+
+    private func setRelay(_ bridge: TurnBridge, _ turn: IceConfiguration.TurnServer) -> Bool {
+        nice_agent_set_relay_info(
+            agent, streamId, 1, "127.0.0.1", UInt32(bridge.port), turn.username, turn.password,
+            NICE_RELAY_TYPE_TURN_TCP) != 0
     }
 
     /// Runs `body` unless the agent is closed; libnice must not see a freed agent.

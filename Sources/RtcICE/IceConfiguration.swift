@@ -76,7 +76,8 @@ public enum IceEvent: Sendable, Equatable {
     /// The pair in use changed (local and remote candidate lines).
     case selectedPair(local: String, remote: String)
     /// A TURN server (`host:port` as configured) dropped our allocation: it
-    /// answered that it has none, or closed our TCP connection. Its relay
-    /// candidate is dead until candidates are gathered again.
+    /// answered that it has none, closed our TCP connection, or is not there
+    /// (restarted). Its relay candidate is dead; libnice keeps it (and its
+    /// pairs fail), and a relay comes back with an ICE restart.
     case relayLost(server: String)
 }

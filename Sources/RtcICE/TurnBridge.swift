@@ -43,7 +43,7 @@ final class TurnBridge: @unchecked Sendable {
     private let listener: Int32
     /// For TLS only.
     private let context: OpaquePointer?
-    private let onLost: @Sendable () -> Void
+    private let onLost: @Sendable (TurnBridge) -> Void
     private let lock = NSLock()
     private var closed = false
     private var connections: Set<Int32> = []
@@ -65,7 +65,9 @@ final class TurnBridge: @unchecked Sendable {
         }
     }
 
-    init(host: String, port: UInt16, upstream: Upstream, onLost: @escaping @Sendable () -> Void) throws(BridgeError) {
+    init(
+        host: String, port: UInt16, upstream: Upstream, onLost: @escaping @Sendable (TurnBridge) -> Void
+    ) throws(BridgeError) {
         self.host = host
         serverPort = port
         self.upstream = upstream
@@ -203,13 +205,16 @@ final class TurnBridge: @unchecked Sendable {
 
         var hasPending: Bool { ssl.map { SSL_pending($0) > 0 } ?? false }
 
-        /// Bytes from the server; for UDP one datagram (an ICMP error from a
-        /// server that is down reads as an empty one, and the link stays).
+        /// Bytes from the server; for UDP one datagram, or `refused` for the
+        /// ICMP error of a server that is not there (restarted, or down: its
+        /// allocations are gone), and the link stays for its return.
         func read(_ buffer: inout [UInt8]) -> Int {
             if let ssl { return Int(SSL_read(ssl, &buffer, Int32(buffer.count))) }
             let count = Glibc.read(fd, &buffer, buffer.count)
-            return datagrams && count < 0 && errno == ECONNREFUSED ? 0 : count
+            return datagrams && count < 0 && errno == ECONNREFUSED ? Self.refused : count
         }
+
+        static let refused = -2
 
         /// One frame to the server (for UDP, one datagram).
         func write(_ bytes: [UInt8]) -> Bool {
@@ -258,6 +263,16 @@ final class TurnBridge: @unchecked Sendable {
             pollfd(fd: client, events: Int16(POLLIN), revents: 0),
             pollfd(fd: link.fd, events: Int16(POLLIN), revents: 0),
         ]
+        // Once per connection that had an allocation: libnice makes a new
+        // connection for a new one, and a server down from the start lost nothing.
+        var allocated = false
+        var reported = false
+        func lost(_ why: String) {
+            guard allocated, !reported, !isClosed else { return }
+            reported = true
+            Self.log("\(host):\(serverPort) \(why): the allocation is gone")
+            onLost(self)
+        }
         while !isClosed {
             if !link.hasPending {
                 fds[0].revents = 0
@@ -278,14 +293,12 @@ final class TurnBridge: @unchecked Sendable {
                 }
             }
             if fds[1].revents != 0 {
-                let count = link.read(&buffer)
-                guard count >= 0, count > 0 || link.datagrams else {
-                    if !isClosed {
-                        Self.log("\(host):\(serverPort) closed the connection: the allocation is gone")
-                        onLost()
-                    }
-                    return
+                var count = link.read(&buffer)
+                if count == ServerLink.refused {
+                    lost("is not there (ICMP port unreachable)")
+                    count = 0
                 }
+                guard count >= 0, count > 0 || link.datagrams else { return lost("closed the connection") }
                 let frames = link.datagrams ? [Array(buffer[0..<count])] : fromServer.read(buffer[0..<count])
                 for frame in frames where !frame.isEmpty {
                     timer.answered(frame)
@@ -293,11 +306,9 @@ final class TurnBridge: @unchecked Sendable {
                         message.messageClass == .success, let address = message.relayedAddress
                     {
                         lock.withLock { relayed = Array((relayed + [address]).suffix(Self.maxConnections)) }
+                        allocated = true
                     }
-                    if TurnPeerPolicy.meansAllocationLost(frame) {
-                        Self.log("\(host):\(serverPort) says the allocation is gone")
-                        onLost()
-                    }
+                    if TurnPeerPolicy.meansAllocationLost(frame) { lost("answered so") }
                     guard Self.writeAll(client, link.datagrams ? TurnFrameReader.padded(frame) : frame) else {
                         return
                     }

@@ -25,7 +25,8 @@ Then (LAB_SHAPED=0 skips it) Alice's uplink becomes a slow link (tc tbf,
 it: her sender must adapt (congestion control, smaller pictures) so Bob
 decodes five sixths of the frames with no gap over 0.5 s and the whole
 audio, with at most 5% dropped at the bottleneck. Then the faults
-(LAB_FAULTS=0 skips them).
+(LAB_FAULTS=0 skips them): a router's mappings flushed, a link down, a new
+public address.
 """
 import json
 import os
@@ -258,17 +259,18 @@ def shaped_call(lab, alice, bob, video):
 FAULT_CALL_SECONDS = 24
 
 
-def faults(lab):
-    """Each fault: what to do to site a mid-call, and how to undo it."""
+def faults(lab, coturn):
+    """Each fault: what to do mid-call, how to undo it, and the NATs of the
+    two sites (cone: a direct path; symmetric: only the relay)."""
     public = netlab.SITES["a"][1]
     return {
         # A home router's reboot: every mapping forgotten.
-        "mappings flushed": (lambda: (lab.flush_mappings("a"), lab.flush_mappings("b")), None),
+        "mappings flushed": (lambda: (lab.flush_mappings("a"), lab.flush_mappings("b")), None, "cone"),
         # The site's link down for 10 s.
-        "link down 10 s": (lambda: lab.set_link("a", False), lambda: lab.set_link("a", True)),
+        "link down 10 s": (lambda: lab.set_link("a", False), lambda: lab.set_link("a", True), "cone"),
         # The ISP gives the site a new public address.
         "new public address": (lambda: lab.set_public_address("a", "203.0.113.21"),
-                               lambda: lab.set_public_address("a", public)),
+                               lambda: lab.set_public_address("a", public), "cone"),
     }
 
 
@@ -356,9 +358,9 @@ def main():
                 print(json.dumps(result, ensure_ascii=False), flush=True)
                 passed, failed = (passed + 1, failed) if result["ok"] else (passed, failed + 1)
             if FAULTS:
-                lab.set_nat("a", "cone")
-                lab.set_nat("b", "cone")
-                for name, (inject, undo) in faults(lab).items():
+                for name, (inject, undo, nat) in faults(lab, coturn).items():
+                    lab.set_nat("a", nat)
+                    lab.set_nat("b", nat)
                     result = fault_call(lab, alice, bob, name, inject, undo)
                     print(json.dumps(result, ensure_ascii=False), flush=True)
                     passed, failed = (passed + 1, failed) if result["ok"] else (passed, failed + 1)
