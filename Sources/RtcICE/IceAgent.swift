@@ -145,8 +145,9 @@ public final class IceAgent: @unchecked Sendable {
                 }
             let bridge: TurnBridge
             do {
-                bridge = try TurnBridge(host: turn.host, port: turn.port, upstream: upstream) { _ in
+                bridge = try TurnBridge(host: turn.host, port: turn.port, upstream: upstream) { [weak self] _ in
                     callbacks.onEvent(.relayLost(server: name))
+                    self?.relayLost()
                 }
             } catch {
                 throw .setup(error.description)
@@ -166,6 +167,24 @@ public final class IceAgent: @unchecked Sendable {
         nice_agent_set_relay_info(
             agent, streamId, 1, "127.0.0.1", UInt32(bridge.port), turn.username, turn.password,
             NICE_RELAY_TYPE_TURN_TCP) != 0
+    }
+
+    /// A TURN server dropped an allocation of ours. When the pair in use is
+    /// relayed it may be through that server (at our end or the peer's, who
+    /// uses the same servers as a rule): the checks start afresh at once
+    /// (`park`), so that a pair through another server, or a direct one,
+    /// takes over within a few checks instead of after consent freshness
+    /// gives up (30 s). A direct pair in use is left alone.
+    private func relayLost() {
+        let relayed = whileOpen(false) {
+            var local: UnsafeMutablePointer<NiceCandidate>?
+            var remote: UnsafeMutablePointer<NiceCandidate>?
+            guard nice_agent_get_selected_pair(agent, streamId, 1, &local, &remote) != 0, let local, let remote
+            else { return false }
+            return local.pointee.type == NICE_CANDIDATE_TYPE_RELAYED
+                || remote.pointee.type == NICE_CANDIDATE_TYPE_RELAYED
+        }
+        if relayed { park() }
     }
 
     /// Runs `body` unless the agent is closed; libnice must not see a freed agent.

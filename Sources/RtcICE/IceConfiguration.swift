@@ -78,6 +78,7 @@ public enum IceEvent: Sendable, Equatable {
     /// A TURN server (`host:port` as configured) dropped our allocation: it
     /// answered that it has none, closed our TCP connection, or is not there
     /// (restarted). Its relay candidate is dead; libnice keeps it (and its
-    /// pairs fail), and a relay comes back with an ICE restart.
+    /// pairs fail). When the pair in use is relayed, the agent checks every
+    /// pair afresh at once, so one through another server takes over.
     case relayLost(server: String)
 }

@@ -21,15 +21,20 @@ final class IcePeer: Sendable {
         agent = try IceAgent(
             configuration: configuration, onEvent: { eventSink.yield($0) }, onPacket: { packetSink.yield($0) })
     }
+
+    /// Gives each agent the other's ICE credentials.
+    static func introduce(_ a: IcePeer, _ b: IcePeer) {
+        let (aUfrag, aPwd) = a.agent.localCredentials
+        let (bUfrag, bPwd) = b.agent.localCredentials
+        a.agent.setRemoteCredentials(ufrag: bUfrag, pwd: bPwd)
+        b.agent.setRemoteCredentials(ufrag: aUfrag, pwd: aPwd)
+    }
 }
 
 @Suite(.serialized) struct IceAgentTests {
     /// Trickles candidates both ways as they are gathered, then waits for both sides to connect.
     static func connect(_ a: IcePeer, _ b: IcePeer) async throws -> Bool {
-        let (aUfrag, aPwd) = a.agent.localCredentials
-        let (bUfrag, bPwd) = b.agent.localCredentials
-        a.agent.setRemoteCredentials(ufrag: bUfrag, pwd: bPwd)
-        b.agent.setRemoteCredentials(ufrag: aUfrag, pwd: aPwd)
+        IcePeer.introduce(a, b)
         try a.agent.gather()
         try b.agent.gather()
         async let aConnected = trickle(from: a, to: b)
@@ -161,10 +166,7 @@ final class IcePeer: Sendable {
         }
         let aLog = EventLog(a.events)
         let bLog = EventLog(b.events)
-        let (aUfrag, aPwd) = a.agent.localCredentials
-        let (bUfrag, bPwd) = b.agent.localCredentials
-        a.agent.setRemoteCredentials(ufrag: bUfrag, pwd: bPwd)
-        b.agent.setRemoteCredentials(ufrag: aUfrag, pwd: aPwd)
+        IcePeer.introduce(a, b)
         relay.blackout(for: 5)
         let started = ContinuousClock.now
         try a.agent.gather()
@@ -200,10 +202,7 @@ final class IcePeer: Sendable {
         }
         let aPairs = PairLog(a.events)
         let bPairs = PairLog(b.events)
-        let (aUfrag, aPwd) = a.agent.localCredentials
-        let (bUfrag, bPwd) = b.agent.localCredentials
-        a.agent.setRemoteCredentials(ufrag: bUfrag, pwd: bPwd)
-        b.agent.setRemoteCredentials(ufrag: aUfrag, pwd: aPwd)
+        IcePeer.introduce(a, b)
         relay.blackout(for: 4)
         try a.agent.gather()
         try b.agent.gather()

@@ -16,39 +16,17 @@ import Testing
         let (user, password) = turn.credentials()
         let server = IceConfiguration.TurnServer(
             host: "127.0.0.1", port: turn.port, username: user, password: password, transport: transport)
-        let a = try IcePeer(controlling: true) {
-            $0.turnServers = [server]
-            $0.relayOnly = true
-        }
-        let b = try IcePeer(controlling: false) {
-            $0.turnServers = [server]
-            $0.relayOnly = true
-        }
+        let (a, b) = try IcePeer.relayOnlyPair([server])
         defer {
             a.agent.close()
             b.agent.close()
         }
         let aLog = BridgeLog(a.events)
         let bLog = BridgeLog(b.events)
-        let (aUfrag, aPwd) = a.agent.localCredentials
-        let (bUfrag, bPwd) = b.agent.localCredentials
-        a.agent.setRemoteCredentials(ufrag: bUfrag, pwd: bPwd)
-        b.agent.setRemoteCredentials(ufrag: aUfrag, pwd: aPwd)
+        IcePeer.introduce(a, b)
         try a.agent.gather()
         try b.agent.gather()
-        // Every relay candidate each side gathers goes to the other, now and after the restart.
-        let exchange = Task {
-            var given: [Set<String>] = [[], []]
-            while !Task.isCancelled {
-                for (index, (from, to)) in [(aLog, b), (bLog, a)].enumerated() {
-                    for line in from.relays where !given[index].contains(line) {
-                        given[index].insert(line)
-                        try? to.agent.addRemoteCandidate(line)
-                    }
-                }
-                try? await Task.sleep(for: .milliseconds(20))  // polling the logs, bounded by the waits below
-            }
-        }
+        let exchange = BridgeLog.trickleRelays(aLog, to: a, bLog, to: b)
         defer { exchange.cancel() }
         #expect(await eventually(within: .seconds(10)) { aLog.selected > 0 && bLog.selected > 0 })
         #expect(await IceAgentTests.sendUntilSent(a, Array("before".utf8)))
@@ -64,6 +42,66 @@ import Testing
         // Once each: the lost connection's later errors say nothing new.
         #expect(aLog.lost == 1 && bLog.lost == 1, "a lost \(aLog.lost), b lost \(bLog.lost)")
     }
+}
+
+/// Two TURN servers, and the one the connection's pair runs through goes
+/// away: the pair through the other takes over within seconds.
+@Suite(.serialized) struct TwoTurnServersTests {
+    @Test func whenTheRelayInUseGoesTheOtherServerCarriesTheConnection() async throws {
+        let first = try await CoturnServer()
+        let second = try await CoturnServer(relayAddress: "127.0.0.2")
+        let servers = [first, second].map { turn in
+            let (user, password) = turn.credentials()
+            return IceConfiguration.TurnServer(host: "127.0.0.1", port: turn.port, username: user, password: password)
+        }
+        let (a, b) = try IcePeer.relayOnlyPair(servers)
+        defer {
+            a.agent.close()
+            b.agent.close()
+        }
+        let aLog = BridgeLog(a.events)
+        let bLog = BridgeLog(b.events)
+        IcePeer.introduce(a, b)
+        try a.agent.gather()
+        try b.agent.gather()
+        let exchange = BridgeLog.trickleRelays(aLog, to: a, bLog, to: b)
+        defer { exchange.cancel() }
+        #expect(await eventually(within: .seconds(10)) { a.agent.selectedPair != nil && bLog.selected > 0 })
+        // The first server relays from 127.0.0.1, the second from 127.0.0.2.
+        let ports = [first.port, second.port]
+        let server: @Sendable (String?) -> UInt16? = { line in
+            let words = line?.split(separator: " ") ?? []
+            guard words.count > 5 else { return nil }
+            return words[4] == "127.0.0.2" ? ports[1] : words[4] == "127.0.0.1" ? ports[0] : nil
+        }
+        let inUse = try #require(server(a.agent.selectedPair?.local))
+        let (gone, other) = inUse == first.port ? (first, second) : (second, first)
+        let otherPort = other.port
+        await gone.stop()
+        let arrived = Arrival()
+        let reader = Task {
+            for await packet in b.packets where packet == Array("after".utf8) { return arrived.mark() }
+        }
+        defer { reader.cancel() }
+        let started = ContinuousClock.now
+        #expect(
+            await eventually(within: .seconds(10)) {
+                a.agent.send(Array("after".utf8))
+                return arrived.happened && server(a.agent.selectedPair?.local) == otherPort
+            },
+            "pair: \(String(describing: a.agent.selectedPair)), servers \(first.port) \(second.port), lost a \(aLog.lost) b \(bLog.lost), arrived \(arrived.happened), relays \(aLog.relays)"
+        )
+        print("the other TURN server carried the connection \(ContinuousClock.now - started) after the first went")
+        await other.stop()
+    }
+}
+
+/// Whether something arrived, set from a reading task.
+final class Arrival: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen = false
+    func mark() { lock.withLock { seen = true } }
+    var happened: Bool { lock.withLock { seen } }
 }
 
 /// What a bridge test watches: relay candidates, pairs selected, allocations lost.
@@ -92,7 +130,36 @@ final class BridgeLog: @unchecked Sendable {
 
     deinit { task?.cancel() }
 
+    /// Gives each side's relay candidates to the other as they come, until cancelled.
+    static func trickleRelays(_ aLog: BridgeLog, to a: IcePeer, _ bLog: BridgeLog, to b: IcePeer) -> Task<Void, Never> {
+        Task {
+            var given: [Set<String>] = [[], []]
+            while !Task.isCancelled {
+                for (index, (from, to)) in [(aLog, b), (bLog, a)].enumerated() {
+                    for line in from.relays where !given[index].contains(line) {
+                        given[index].insert(line)
+                        try? to.agent.addRemoteCandidate(line)
+                    }
+                }
+                try? await Task.sleep(for: .milliseconds(20))  // polling the logs, bounded by the tests' waits
+            }
+        }
+    }
+
     var relays: [String] { lock.withLock { lines } }
     var selected: Int { lock.withLock { selections } }
     var lost: Int { lock.withLock { losses } }
+}
+
+extension IcePeer {
+    /// Two agents (the first controlling) that gather relay candidates only, from `servers`.
+    static func relayOnlyPair(_ servers: [IceConfiguration.TurnServer]) throws -> (IcePeer, IcePeer) {
+        let configure = { (configuration: inout IceConfiguration) in
+            configuration.turnServers = servers
+            configuration.relayOnly = true
+        }
+        return (
+            try IcePeer(controlling: true, configure: configure), try IcePeer(controlling: false, configure: configure)
+        )
+    }
 }

@@ -14,19 +14,26 @@ public final class CoturnServer: @unchecked Sendable {
         try await self.init(auth: nil)
     }
 
+    /// A server that relays from `relayAddress` (another loopback address,
+    /// 127.0.0.2 say): libnice keeps one relay candidate per relayed IP
+    /// address, so two servers that both relay from 127.0.0.1 give one.
+    public convenience init(relayAddress: String) async throws {
+        try await self.init(auth: nil, relayAddress: relayAddress)
+    }
+
     /// A server whose only credentials are `user`'s (long-term, in `realm`).
     /// The password goes in argv: a test's throwaway credential on a test's own server.
     public convenience init(staticUser user: String, password: String, realm: String) async throws {
         try await self.init(auth: ["--lt-cred-mech", "--user=\(user):\(password)", "--realm=\(realm)"])
     }
 
-    private init(auth: [String]?) async throws {
+    private init(auth: [String]?, relayAddress: String = "127.0.0.1") async throws {
         port = UInt16.random(in: 20000...29999)
         let relayBase = Int(port) + 10000
         child = try ChildProcess(
             executable: URL(fileURLWithPath: "/usr/bin/turnserver"),
             arguments: [
-                "-n", "--listening-ip=127.0.0.1", "--relay-ip=127.0.0.1", "--listening-port=\(port)",
+                "-n", "--listening-ip=127.0.0.1", "--relay-ip=\(relayAddress)", "--listening-port=\(port)",
                 "--min-port=\(relayBase)", "--max-port=\(relayBase + 200)",
             ]
                 + (auth ?? ["--use-auth-secret", "--static-auth-secret=\(secret)", "--realm=carrier.test"])
