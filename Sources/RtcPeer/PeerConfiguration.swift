@@ -65,8 +65,8 @@ public struct PeerConfiguration: Sendable {
             let parsed = try Self.parse(server.url)
             switch parsed.scheme {
             case "stun", "stuns":
-                // libnice asks one STUN server per agent; every TURN server
-                // gives a server-reflexive candidate as well.
+                // libnice asks one STUN server per agent (with none, the
+                // agent asks the first TURN server over UDP: `IceAgent`).
                 if configuration.stunServer == nil {
                     configuration.stunServer = (parsed.host, parsed.port)
                 } else {
