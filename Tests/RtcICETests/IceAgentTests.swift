@@ -200,8 +200,8 @@ final class IcePeer: Sendable {
             a.agent.close()
             b.agent.close()
         }
-        let aPairs = PairLog(a.events)
-        let bPairs = PairLog(b.events)
+        let aPairs = EventLog(a.events)
+        let bPairs = EventLog(b.events)
         IcePeer.introduce(a, b)
         relay.blackout(for: 4)
         try a.agent.gather()
@@ -266,11 +266,15 @@ final class IcePeer: Sendable {
     }
 }
 
-/// What an agent reported, collected as it comes (for tests that wait on state, not on one event).
+/// What an agent reported, collected as it comes (for tests that wait on
+/// state, not on one event): its states, the candidates it gathered, the
+/// pairs it selected, and the allocations its TURN servers dropped.
 final class EventLog: @unchecked Sendable {
     private let lock = NSLock()
     private var seenStates: [IceState] = []
-    private var firstCandidate: String?
+    private var candidates: [String] = []
+    private var pairs: [[String]] = []
+    private var losses = 0
     private var task: Task<Void, Never>?
 
     init(_ events: AsyncStream<IceEvent>) {
@@ -280,8 +284,10 @@ final class EventLog: @unchecked Sendable {
                 self.lock.withLock {
                     switch event {
                     case .stateChanged(let state): self.seenStates.append(state)
-                    case .localCandidate(let line) where self.firstCandidate == nil: self.firstCandidate = line
-                    default: break
+                    case .localCandidate(let line): self.candidates.append(line)
+                    case .selectedPair(let local, let remote): self.pairs.append([local, remote])
+                    case .relayLost: self.losses += 1
+                    case .gatheringComplete: break
                     }
                 }
             }
@@ -291,35 +297,27 @@ final class EventLog: @unchecked Sendable {
     deinit { task?.cancel() }
 
     var states: [IceState] { lock.withLock { seenStates } }
-    var candidate: String? { lock.withLock { firstCandidate } }
-}
+    var candidate: String? { lock.withLock { candidates.first } }
+    var gathered: [String] { lock.withLock { candidates } }
+    var relays: [String] { gathered.filter { $0.contains("typ relay") } }
+    var selected: [[String]] { lock.withLock { pairs } }
+    var lost: Int { lock.withLock { losses } }
 
-/// The candidates an agent gathered and the pairs it selected, in order.
-final class PairLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var candidates: [String] = []
-    private var pairs: [[String]] = []
-    private var task: Task<Void, Never>?
-
-    init(_ events: AsyncStream<IceEvent>) {
-        task = Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                self.lock.withLock {
-                    switch event {
-                    case .localCandidate(let line): self.candidates.append(line)
-                    case .selectedPair(let local, let remote): self.pairs.append([local, remote])
-                    default: break
+    /// Gives each side's relay candidates to the other as they come, until cancelled.
+    static func trickleRelays(_ aLog: EventLog, to a: IcePeer, _ bLog: EventLog, to b: IcePeer) -> Task<Void, Never> {
+        Task {
+            var given: [Set<String>] = [[], []]
+            while !Task.isCancelled {
+                for (index, (from, to)) in [(aLog, b), (bLog, a)].enumerated() {
+                    for line in from.relays where !given[index].contains(line) {
+                        given[index].insert(line)
+                        try? to.agent.addRemoteCandidate(line)
                     }
                 }
+                try? await Task.sleep(for: .milliseconds(20))  // polling the logs, bounded by the tests' waits
             }
         }
     }
-
-    deinit { task?.cancel() }
-
-    var gathered: [String] { lock.withLock { candidates } }
-    var selected: [[String]] { lock.withLock { pairs } }
 }
 
 /// libnice emits some signals on the thread that called it, not on the GLib

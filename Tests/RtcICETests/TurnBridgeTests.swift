@@ -16,19 +16,10 @@ import Testing
         let (user, password) = turn.credentials()
         let server = IceConfiguration.TurnServer(
             host: "127.0.0.1", port: turn.port, username: user, password: password, transport: transport)
-        let (a, b) = try IcePeer.relayOnlyPair([server])
-        defer {
-            a.agent.close()
-            b.agent.close()
-        }
-        let aLog = BridgeLog(a.events)
-        let bLog = BridgeLog(b.events)
-        IcePeer.introduce(a, b)
-        try a.agent.gather()
-        try b.agent.gather()
-        let exchange = BridgeLog.trickleRelays(aLog, to: a, bLog, to: b)
-        defer { exchange.cancel() }
-        #expect(await eventually(within: .seconds(10)) { aLog.selected > 0 && bLog.selected > 0 })
+        let peers = try RelayOnlyPeers([server])
+        defer { peers.close() }
+        let (a, b, aLog, bLog) = (peers.a, peers.b, peers.aLog, peers.bLog)
+        #expect(await eventually(within: .seconds(10)) { !aLog.selected.isEmpty && !bLog.selected.isEmpty })
         #expect(await IceAgentTests.sendUntilSent(a, Array("before".utf8)))
 
         await turn.stop()
@@ -54,19 +45,10 @@ import Testing
             let (user, password) = turn.credentials()
             return IceConfiguration.TurnServer(host: "127.0.0.1", port: turn.port, username: user, password: password)
         }
-        let (a, b) = try IcePeer.relayOnlyPair(servers)
-        defer {
-            a.agent.close()
-            b.agent.close()
-        }
-        let aLog = BridgeLog(a.events)
-        let bLog = BridgeLog(b.events)
-        IcePeer.introduce(a, b)
-        try a.agent.gather()
-        try b.agent.gather()
-        let exchange = BridgeLog.trickleRelays(aLog, to: a, bLog, to: b)
-        defer { exchange.cancel() }
-        #expect(await eventually(within: .seconds(10)) { a.agent.selectedPair != nil && bLog.selected > 0 })
+        let peers = try RelayOnlyPeers(servers)
+        defer { peers.close() }
+        let (a, b, aLog, bLog) = (peers.a, peers.b, peers.aLog, peers.bLog)
+        #expect(await eventually(within: .seconds(10)) { a.agent.selectedPair != nil && !bLog.selected.isEmpty })
         // The first server relays from 127.0.0.1, the second from 127.0.0.2.
         let ports = [first.port, second.port]
         let server: @Sendable (String?) -> UInt16? = { line in
@@ -104,62 +86,34 @@ final class Arrival: @unchecked Sendable {
     var happened: Bool { lock.withLock { seen } }
 }
 
-/// What a bridge test watches: relay candidates, pairs selected, allocations lost.
-final class BridgeLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
-    private var selections = 0
-    private var losses = 0
-    private var task: Task<Void, Never>?
+/// Two agents (the first controlling) that gather relay candidates only,
+/// from `servers`, with their logs; their credentials and relay candidates
+/// go to each other as they come.
+final class RelayOnlyPeers: Sendable {
+    let a: IcePeer
+    let b: IcePeer
+    let aLog: EventLog
+    let bLog: EventLog
+    private let exchange: Task<Void, Never>
 
-    init(_ events: AsyncStream<IceEvent>) {
-        task = Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                self.lock.withLock {
-                    switch event {
-                    case .localCandidate(let line) where line.contains("typ relay"): self.lines.append(line)
-                    case .selectedPair: self.selections += 1
-                    case .relayLost: self.losses += 1
-                    default: break
-                    }
-                }
-            }
-        }
-    }
-
-    deinit { task?.cancel() }
-
-    /// Gives each side's relay candidates to the other as they come, until cancelled.
-    static func trickleRelays(_ aLog: BridgeLog, to a: IcePeer, _ bLog: BridgeLog, to b: IcePeer) -> Task<Void, Never> {
-        Task {
-            var given: [Set<String>] = [[], []]
-            while !Task.isCancelled {
-                for (index, (from, to)) in [(aLog, b), (bLog, a)].enumerated() {
-                    for line in from.relays where !given[index].contains(line) {
-                        given[index].insert(line)
-                        try? to.agent.addRemoteCandidate(line)
-                    }
-                }
-                try? await Task.sleep(for: .milliseconds(20))  // polling the logs, bounded by the tests' waits
-            }
-        }
-    }
-
-    var relays: [String] { lock.withLock { lines } }
-    var selected: Int { lock.withLock { selections } }
-    var lost: Int { lock.withLock { losses } }
-}
-
-extension IcePeer {
-    /// Two agents (the first controlling) that gather relay candidates only, from `servers`.
-    static func relayOnlyPair(_ servers: [IceConfiguration.TurnServer]) throws -> (IcePeer, IcePeer) {
+    init(_ servers: [IceConfiguration.TurnServer]) throws {
         let configure = { (configuration: inout IceConfiguration) in
             configuration.turnServers = servers
             configuration.relayOnly = true
         }
-        return (
-            try IcePeer(controlling: true, configure: configure), try IcePeer(controlling: false, configure: configure)
-        )
+        a = try IcePeer(controlling: true, configure: configure)
+        b = try IcePeer(controlling: false, configure: configure)
+        aLog = EventLog(a.events)
+        bLog = EventLog(b.events)
+        IcePeer.introduce(a, b)
+        try a.agent.gather()
+        try b.agent.gather()
+        exchange = EventLog.trickleRelays(aLog, to: a, bLog, to: b)
+    }
+
+    func close() {
+        exchange.cancel()
+        a.agent.close()
+        b.agent.close()
     }
 }
