@@ -20,22 +20,22 @@ public struct IcePath: Sendable, Equatable, CustomStringConvertible {
     public var local: End
     /// The peer's end.
     public var remote: End
-    /// For a relayed end of ours: how we reach its TURN server (`udp`, `tcp`,
-    /// `tls`, or `tcp/tls` when both were configured: libnice's priorities
-    /// tell UDP from the other two only).
+    /// For a relayed end of ours: how we reach its TURN server (`udp`,
+    /// `tcp` or `tls`, as the agent's TURN bridge knows it); nil if unknown.
     public var turnTransport: String?
 
     /// The path of a selected pair given as candidate lines; nil if a line
-    /// does not parse. `turnTransports` are the TURN transports configured.
-    public init?(local: String, remote: String, turnTransports: Set<String> = []) {
+    /// does not parse. `turnTransport(address:port:)` names how a relayed
+    /// end of ours reaches its server (`IceAgent.turnTransport(relaying:)`:
+    /// libnice, reaching every server through the bridge over TCP, ranks
+    /// every relay alike, so the priority no longer tells).
+    public init?(local: String, remote: String, turnTransport: (String) -> String? = { _ in nil }) {
         guard let ours = try? Candidate(parsing: local), let theirs = try? Candidate(parsing: remote) else {
             return nil
         }
         self.local = End(ours)
         self.remote = End(theirs)
-        if ours.type == .relay {
-            turnTransport = Self.turnTransport(priority: ours.priority, configured: turnTransports)
-        }
+        if ours.type == .relay { self.turnTransport = turnTransport("\(ours.address):\(ours.port)") }
     }
 
     /// No TURN server on the way: host, server- or peer-reflexive at both ends.
@@ -56,16 +56,6 @@ public struct IcePath: Sendable, Equatable, CustomStringConvertible {
         ]
         if let turnTransport { object["turnTransport"] = turnTransport }
         return object
-    }
-
-    /// libnice ranks a relayed candidate by its TURN transport: type
-    /// preference 30 for UDP, 20 for TCP and TLS alike (agent/candidate.h,
-    /// `NICE_CANDIDATE_TYPE_PREF_RELAYED_UDP` and `_RELAYED`); RFC 8445 puts
-    /// the type preference in the priority's top byte.
-    static func turnTransport(priority: UInt32, configured: Set<String>) -> String {
-        if priority >> 24 == 30 { return "udp" }
-        let streams = configured.subtracting(["udp"])
-        return streams.count == 1 ? streams.first ?? "tcp/tls" : "tcp/tls"
     }
 }
 

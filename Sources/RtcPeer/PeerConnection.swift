@@ -405,7 +405,9 @@ public actor PeerConnection {
             // The transport starts DTLS (or sends what it held) on its own thread when ICE connects.
             announce(connection.ice(iceState))
         case .selectedPair(let local, let remote):
-            if let path = IcePath(local: local, remote: remote) { Logger("ice").info("pair in use: \(path)") }
+            if let path = IcePath(local: local, remote: remote, turnTransport: transport.ice.turnTransport) {
+                Logger("ice").info("pair in use: \(path)")
+            }
         case .relayLost(let server):
             Logger("ice").warning("TURN server \(server) dropped our allocation")
         }
@@ -441,13 +443,7 @@ public actor PeerConnection {
             UInt64(sending.rtxPacketsSent), reception.rtxPacketsReceived
         )
         if let pair {
-            let turn = Set(transport.ice.configuration.turnServers.map { "\($0.transport)" })
-            stats.path = IcePath(local: pair.local, remote: pair.remote, turnTransports: turn)
-            if let local = stats.path?.local, local.type == "relay",
-                let reached = transport.ice.turnTransport(relaying: "\(local.address):\(local.port)")
-            {
-                stats.path?.turnTransport = reached  // the bridge knows; libnice ranks every relay as TCP
-            }
+            stats.path = IcePath(local: pair.local, remote: pair.remote, turnTransport: transport.ice.turnTransport)
         }
         return stats
     }
